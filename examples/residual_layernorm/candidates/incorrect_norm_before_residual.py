@@ -1,0 +1,18 @@
+# expect-status: incorrect
+# expect-accepted: false
+# device: cpu
+# why: normalising x and adding the residual afterwards is a different function (pre-norm vs post-norm), so it is incorrect.
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class ModelNew(nn.Module):
+    def __init__(self, hidden, eps):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(1.0 + 0.1 * torch.randn(hidden))
+        self.bias = nn.Parameter(0.1 * torch.randn(hidden))
+
+    def forward(self, x, residual):
+        return F.layer_norm(x, (x.shape[-1],), self.weight, self.bias, self.eps) + residual

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what cudal1 needs on a Debian 12 machine, and nothing when all of it is there.
+# Debian packages only: the CPU build of PyTorch (python3-torch, used by the test runners),
+# and the C++ libraries the core links (JSON, CLI parsing, SQLite, OpenSSL for SHA-256, GoogleTest).
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  nlohmann-json3-dev libcli11-dev libsqlite3-dev libsqlitecpp-dev libssl-dev libgtest-dev
+  python3-torch python3-numpy
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

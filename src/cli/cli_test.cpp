@@ -1,0 +1,146 @@
+// The CLI as a user meets it: exit statuses, stdout holding only our JSON, the store.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "evaluator/fixture_cases.h"
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+struct CliRun {
+  int exit_code;
+  std::string out, err;
+};
+
+CliRun run_cli(const std::string& args) {
+  fs::path err_file = fs::temp_directory_path() / ("cudal1_cli_err_" + std::to_string(::getpid()));
+  std::string cmd = std::string(CUDAL1_BINARY) + " " + args + " 2>" + err_file.string();
+  FILE* p = popen(cmd.c_str(), "r");
+  CliRun r{-1, "", ""};
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream e(err_file);
+  std::stringstream ss;
+  ss << e.rdbuf();
+  r.err = ss.str();
+  fs::remove(err_file);
+  return r;
+}
+
+std::string fixture(const std::string& rel) { return (cudal1::fixtures_dir() / rel).string(); }
+
+std::string eval_args(const std::string& task, const std::string& cand, const std::string& device = "cpu") {
+  return "eval --task " + fixture("tasks/" + task) + " --candidate " + fixture("candidates/" + cand) +
+         " --device " + device + " --buckets 3 --calls 3 --build-timeout 30 --call-timeout 15";
+}
+
+// stdout must hold exactly one JSON object and nothing else.
+json only_json(const std::string& out) {
+  std::istringstream lines(out);
+  std::string line, first;
+  int count = 0;
+  while (std::getline(lines, line))
+    if (!line.empty()) {
+      ++count;
+      first = line;
+    }
+  EXPECT_EQ(count, 1) << "stdout:\n" << out.substr(0, 2000);
+  return json::parse(first);
+}
+
+}  // namespace
+
+TEST(Cli, VersionAndHelp) {
+  auto v = run_cli("--version");
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_NE(v.out.find("cudal1 "), std::string::npos);
+  auto h = run_cli("eval --help");
+  EXPECT_EQ(h.exit_code, 0);
+  EXPECT_NE(h.out.find("--candidate"), std::string::npos);
+}
+
+TEST(Cli, JsonHasTheStableFields) {
+  auto r = run_cli(eval_args("gemm_relu.py", "ok_gemm_relu_addmm.py") + " --json --no-store");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = only_json(r.out);
+  for (auto key : {"accepted", "status", "flags", "runtime_ms", "speedup", "error", "statistics",
+                   "provenance", "correctness"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_TRUE(j["accepted"].get<bool>());
+  EXPECT_EQ(j["status"], "ok");
+  EXPECT_TRUE(j["speedup"].contains("eager"));
+  EXPECT_EQ(j["provenance"]["protocol"], "cudal1-eval/1");
+  EXPECT_GE(j["statistics"]["buckets"].get<int>(), 3);
+}
+
+TEST(Cli, ForgedVerdictsNeverReachStdout) {
+  auto r = run_cli(eval_args("gemm_relu.py", "incorrect_fake_verdict_output.py") + " --json --no-store");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = only_json(r.out);
+  EXPECT_FALSE(j["accepted"].get<bool>());
+  EXPECT_EQ(r.out.find("\"speedup\":{\"eager\":100"), std::string::npos);
+}
+
+TEST(Cli, EarlyExitIsNeverAccepted) {
+  auto r = run_cli(eval_args("scale_add.py", "crash_exit_zero.py") + " --json --no-store");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = only_json(r.out);
+  EXPECT_FALSE(j["accepted"].get<bool>());
+  EXPECT_EQ(j["status"], "crash");
+}
+
+TEST(Cli, StoreAnswersRepeatsUnlessForced) {
+  fs::path db = fs::temp_directory_path() / ("cudal1_cli_store_" + std::to_string(::getpid()) + ".db");
+  fs::remove(db);
+  std::string base = eval_args("softmax_rows.py", "ok_softmax_rows_stable.py") + " --json --db " + db.string();
+  json first = only_json(run_cli(base).out);
+  EXPECT_FALSE(first["from_store"].get<bool>());
+  json second = only_json(run_cli(base).out);
+  EXPECT_TRUE(second["from_store"].get<bool>());
+  EXPECT_EQ(second["speedup"], first["speedup"]);
+  json forced = only_json(run_cli(base + " --force").out);
+  EXPECT_FALSE(forced["from_store"].get<bool>());
+  fs::remove(db);
+}
+
+TEST(Cli, MissingFileIsAnInputError) {
+  auto r = run_cli("eval --task /nonexistent/task.py --candidate /nonexistent/c.py --no-store");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("no such file"), std::string::npos);
+  EXPECT_NE(r.err.find("hint"), std::string::npos);
+  EXPECT_TRUE(r.out.empty());
+}
+
+TEST(Cli, BadArgumentsAreUsageErrors) {
+  EXPECT_EQ(run_cli(eval_args("gemm_relu.py", "ok_gemm_relu_addmm.py", "tpu") + " --no-store").exit_code, 2);
+  EXPECT_EQ(run_cli(eval_args("gemm_relu.py", "ok_gemm_relu_addmm.py") + " --device cpu --no-store").exit_code, 2);
+  EXPECT_EQ(run_cli(eval_args("gemm_relu.py", "ok_gemm_relu_addmm.py") + " --tolerance loose --no-store").exit_code, 2);
+  EXPECT_EQ(run_cli("eval").exit_code, 2);
+}
+
+TEST(Cli, TaskErrorsNameFileAndLine) {
+  std::string cand = " --candidate " + fixture("candidates/ok_gemm_relu_addmm.py") + " --no-store";
+  auto syntax = run_cli("eval --task " + fixture("bad_tasks/syntax_error.py") + cand);
+  EXPECT_EQ(syntax.exit_code, 4);
+  EXPECT_NE(syntax.err.find("syntax_error.py:9"), std::string::npos) << syntax.err;
+  auto missing = run_cli("eval --task " + fixture("bad_tasks/missing_get_inputs.py") + cand);
+  EXPECT_EQ(missing.exit_code, 4);
+  EXPECT_NE(missing.err.find("get_inputs"), std::string::npos) << missing.err;
+  auto import = run_cli("eval --task " + fixture("bad_tasks/import_fails.py") + cand);
+  EXPECT_EQ(import.exit_code, 4);
+  EXPECT_NE(import.err.find("import_fails.py:3"), std::string::npos) << import.err;
+  EXPECT_NE(import.err.find("cudal1_no_such_module_anywhere"), std::string::npos);
+}

@@ -1,0 +1,32 @@
+// build/cudal1 — entry point: parses the command line and maps errors to exit statuses.
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+#include "core/error.h"
+#include "runner/process.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"cudal1: verified CUDA optimisation of PyTorch modules (CUDA-L1, as software)"};
+  app.set_version_flag("--version", std::string("cudal1 ") + CUDAL1_VERSION);
+  app.require_subcommand(1);
+  cudal1::cli::register_eval(app);
+
+  // Orphans a candidate leaves behind come back to us, so they can be killed.
+  cudal1::protect_parent_process();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version exit 0; every malformed command line is a usage error (2).
+    return app.exit(e) == 0 ? 0 : cudal1::error_exit_code(cudal1::ErrorKind::usage);
+  } catch (const cudal1::Error& e) {
+    std::cerr << "cudal1: " << e.describe() << "\n";
+    return cudal1::error_exit_code(e.kind());
+  } catch (const std::exception& e) {
+    std::cerr << "cudal1: internal error: " << e.what()
+              << "\n  hint: this is a bug in cudal1; please report it with the command you ran\n";
+    return 70;
+  }
+  return 0;
+}

@@ -1,0 +1,70 @@
+#include "core/paths.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+
+namespace fs = std::filesystem;
+
+namespace cudal1 {
+
+static bool has_worker(const fs::path& dir) {
+  std::error_code ec;
+  return fs::exists(dir / "cudal1_worker.py", ec);
+}
+
+fs::path python_worker_dir() {
+  std::vector<fs::path> tried;
+  if (const char* env = std::getenv("CUDAL1_PY_DIR")) {
+    if (has_worker(env)) return env;
+    tried.emplace_back(env);
+  }
+  fs::path source = CUDAL1_SOURCE_PY_DIR;
+  if (has_worker(source)) return source;
+  tried.push_back(source);
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    fs::path installed = exe.parent_path().parent_path() / "share" / "cudal1" / "py";
+    if (has_worker(installed)) return installed;
+    tried.push_back(installed);
+  }
+  std::string list;
+  for (auto& t : tried) list += " " + t.string();
+  throw Error(ErrorKind::runner, "cannot find the Python worker scripts (cudal1_worker.py)",
+              "set CUDAL1_PY_DIR to the folder src/runner/py of a cudal1 checkout",
+              "tried:" + list);
+}
+
+fs::path default_store_path() {
+  if (const char* env = std::getenv("CUDAL1_DB")) return env;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME")) return fs::path(xdg) / "cudal1" / "results.db";
+  const char* home = std::getenv("HOME");
+  return fs::path(home ? home : "/tmp") / ".cache" / "cudal1" / "results.db";
+}
+
+fs::path extension_cache_dir() {
+  if (const char* env = std::getenv("CUDAL1_CACHE")) return fs::path(env) / "torch_extensions";
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME")) return fs::path(xdg) / "cudal1" / "torch_extensions";
+  const char* home = std::getenv("HOME");
+  return fs::path(home ? home : "/tmp") / ".cache" / "cudal1" / "torch_extensions";
+}
+
+fs::path make_private_dir(const char* prefix) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/" + prefix + "-XXXXXX";
+  std::vector<char> buf(templ.begin(), templ.end());
+  buf.push_back('\0');
+  if (!mkdtemp(buf.data()))
+    throw Error(ErrorKind::runner, "cannot create a temporary directory " + templ,
+                "check that $TMPDIR (or /tmp) exists and is writable");
+  chmod(buf.data(), 0700);
+  return fs::path(buf.data());
+}
+
+}  // namespace cudal1

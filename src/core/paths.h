@@ -1,0 +1,21 @@
+// core/paths.h — where cudal1 finds its Python worker scripts and keeps its default store.
+#pragma once
+
+#include <filesystem>
+
+namespace cudal1 {
+
+// $CUDAL1_PY_DIR, else the source tree's src/runner/py (the build embeds its path), else
+// <exe dir>/../share/cudal1/py. Throws Error(runner) naming what it tried.
+std::filesystem::path python_worker_dir();
+
+// $CUDAL1_DB, else $XDG_CACHE_HOME/cudal1/results.db, else ~/.cache/cudal1/results.db.
+std::filesystem::path default_store_path();
+
+// $CUDAL1_CACHE/torch_extensions, else ~/.cache/cudal1/torch_extensions.
+std::filesystem::path extension_cache_dir();
+
+// A fresh private directory (mode 0700) under $TMPDIR for one evaluation.
+std::filesystem::path make_private_dir(const char* prefix);
+
+}  // namespace cudal1

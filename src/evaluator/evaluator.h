@@ -1,0 +1,48 @@
+// evaluator/evaluator.h — cudal1's reward function: is a candidate correct, and how much faster?
+//
+// One evaluation = a trusted reference worker (loads the task, draws inputs from secret seeds,
+// computes expected outputs) and a disposable, unprivileged candidate worker (loads ModelNew,
+// runs it on those inputs). Expected outputs never enter the candidate's process; its outputs
+// come back as files that this code compares. Timing is paired and bucketed (timing.h).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "evaluator/compare.h"
+#include "evaluator/result.h"
+
+namespace cudal1 {
+
+// Bumped whenever a change can alter a verdict or a figure: results under another protocol are
+// never reused from the store.
+inline constexpr const char* kProtocolVersion = "cudal1-eval/1";
+
+struct EvalOptions {
+  std::string task_path, candidate_path;
+  std::string device = "cpu";        // "cpu", "cuda", "cuda:N"
+  std::string python;                // empty: find_python()
+  ToleranceMode tolerance = ToleranceMode::standard;
+  std::optional<uint64_t> seed;      // fixed seeds (reproducible); default: fresh secret seeds
+  bool timing = true;                // measure speed once correct
+  int buckets = 0;                   // 0: 5 on CPU, 7 on CUDA
+  int calls_per_bucket = 0;          // 0: 8 on CPU, 20 on CUDA
+  int warmup = 0;                    // 0: 3 on CPU, 10 on CUDA
+  double spread_limit = 0.10;        // re-measure while (q75 - q25) / median is above this
+  int max_remeasure = 2;
+  double build_timeout_s = 900;      // loading the candidate, compilation included
+  double call_timeout_s = 120;       // one forward call
+  std::size_t memory_limit_mb = 16384;
+  std::size_t output_limit_kb = 4096;  // stdout+stderr of one worker
+  std::function<void(const std::string& stage, double fraction)> progress;
+
+  std::string protocol_key() const;  // what the store keys results by, besides content hashes
+};
+
+// Runs one evaluation. Throws Error only when the evaluation itself cannot run (missing files,
+// a task that does not load, no Python with torch); every candidate failure is a result.
+EvalResult evaluate(const EvalOptions& options);
+
+}  // namespace cudal1

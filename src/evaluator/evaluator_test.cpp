@@ -1,0 +1,63 @@
+// Every fixture in the corpus, evaluated for real: real PyTorch, real worker processes.
+// Built twice: for the CPU (make test) and, labelled gpu, for CUDA (scripts/gpu_check.sh).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "evaluator/evaluator.h"
+#include "evaluator/fixture_cases.h"
+
+using namespace cudal1;
+
+#ifndef CUDAL1_TEST_DEVICE
+#define CUDAL1_TEST_DEVICE "cpu"
+#endif
+
+namespace {
+
+std::vector<FixtureCase> all_cases() {
+  std::vector<FixtureCase> cases = load_fixture_cases("candidates", "cpu");
+  if (std::string(CUDAL1_TEST_DEVICE) != "cpu") {
+    // On a GPU every CPU case must give the same verdict, plus the CUDA-only ones.
+    auto cuda = load_fixture_cases("cuda", "cuda");
+    cases.insert(cases.end(), cuda.begin(), cuda.end());
+  }
+  return cases;
+}
+
+class Fixture : public ::testing::TestWithParam<FixtureCase> {};
+
+TEST_P(Fixture, GetsItsExpectedVerdict) {
+  const FixtureCase& c = GetParam();
+  EvalOptions o;
+  o.task_path = c.task.string();
+  o.candidate_path = c.candidate.string();
+  o.device = CUDAL1_TEST_DEVICE;
+  o.buckets = 3;
+  o.calls_per_bucket = 4;
+  o.max_remeasure = 0;
+  o.build_timeout_s = c.builds_extension ? 600 : 30;
+  o.call_timeout_s = 15;
+  EvalResult r = evaluate(o);
+  std::string got = status_name(r.status);
+  SCOPED_TRACE(c.why + "\nresult: " + r.to_json().dump(1).substr(0, 3000));
+  EXPECT_NE(std::find(c.statuses.begin(), c.statuses.end(), got), c.statuses.end())
+      << c.name() << ": status " << got;
+  EXPECT_EQ(r.accepted, c.accepted);
+  for (auto& f : c.flags) {
+    bool found = std::any_of(r.flags.begin(), r.flags.end(), [&](auto& x) { return x.id == f; });
+    EXPECT_TRUE(found) << "missing flag " << f;
+  }
+  if (r.accepted) {
+    EXPECT_GT(r.speedup.at("eager"), 0.0);
+    EXPECT_GT(r.runtime_ms.at("candidate"), 0.0);
+    EXPECT_EQ(r.correctness["cases"].size(), 6u);  // 3 input distributions x 2 weight inits
+  } else {
+    EXPECT_FALSE(r.error.empty()) << "a failure must say what went wrong";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, Fixture, ::testing::ValuesIn(all_cases()),
+                         [](const auto& info) { return info.param.name(); });
+
+}  // namespace

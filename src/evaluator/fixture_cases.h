@@ -1,0 +1,35 @@
+// evaluator/fixture_cases.h — the test corpus's contract: each candidate file under
+// tests/fixtures states, in header comments, its task and the verdict it must get.
+//
+//   # task: gemm_relu.py          file under tests/fixtures/tasks/
+//   # expect-status: ok           or # expect-status-any: crash,runtime_error
+//   # expect-accepted: true
+//   # expect-flag: input_mutated  (repeatable)
+//   # device: cpu                 cpu cases run in `make test`, cuda cases in the GPU script
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace cudal1 {
+
+struct FixtureCase {
+  std::filesystem::path candidate, task;
+  std::vector<std::string> statuses;  // any of these is right
+  bool accepted = false;
+  std::vector<std::string> flags;
+  std::string device = "cpu";
+  std::string why;
+  bool builds_extension = false;      // uses load_inline: needs a long build timeout
+  std::string name() const;           // file stem, usable as a test name
+};
+
+// $CUDAL1_FIXTURES_DIR, else the source tree's tests/fixtures.
+std::filesystem::path fixtures_dir();
+
+// Every fixture under <fixtures>/<sub> whose device is `device`, sorted by name. Throws
+// std::runtime_error naming the file whose header is incomplete.
+std::vector<FixtureCase> load_fixture_cases(const std::string& sub, const std::string& device);
+
+}  // namespace cudal1

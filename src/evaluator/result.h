@@ -1,0 +1,50 @@
+// evaluator/result.h — the result of one evaluation, and its JSON form (PRODUCT.md section 3).
+//
+// Stable fields: accepted, status, flags [{id, severity, evidence}], runtime_ms and speedup keyed
+// by baseline, error; then correctness, statistics and provenance objects.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace cudal1 {
+
+using json = nlohmann::json;
+
+enum class Status { ok, compile_error, runtime_error, timeout, crash, incorrect, rejected };
+const char* status_name(Status s);
+Status status_from_name(const std::string& name);  // throws Error(internal) when unknown
+
+enum class Severity { block, warn, info };
+const char* severity_name(Severity s);
+
+struct Flag {
+  std::string id;
+  Severity severity = Severity::block;
+  std::string evidence;
+};
+
+struct EvalResult {
+  bool accepted = false;
+  Status status = Status::ok;
+  std::vector<Flag> flags;
+  std::map<std::string, double> runtime_ms;  // "eager" (the reference), "candidate"
+  std::map<std::string, double> speedup;     // keyed by baseline: "eager", ...
+  std::string error;                         // for a person: what failed, where, what to do
+  json correctness = json::object();         // per case: seed, distribution, comparison
+  json statistics = json::object();          // buckets, ratios, spread, re-measures
+  json provenance = json::object();          // device, driver, versions, protocol, seeds
+  std::string task_path, candidate_path, task_hash, candidate_hash;
+  bool from_store = false;
+
+  bool has_blocking_flag() const;
+  void add_flag(std::string id, Severity severity, std::string evidence);
+
+  json to_json() const;
+  static EvalResult from_json(const json& j);
+};
+
+}  // namespace cudal1

@@ -1,0 +1,64 @@
+#include "evaluator/timing.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace cudal1 {
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  double pos = q * double(v.size() - 1);
+  auto lo = static_cast<std::size_t>(std::floor(pos));
+  auto hi = std::min(lo + 1, v.size() - 1);
+  double frac = pos - double(lo);
+  return v[lo] * (1 - frac) + v[hi] * frac;
+}
+
+double median(std::vector<double> v) { return quantile(std::move(v), 0.5); }
+
+double conservative_speedup(double raw, double q25, double q75) {
+  double half = std::max(0.01, (q75 - q25) / 2);
+  double gain = std::fabs(raw - 1.0) - half;
+  if (gain <= 0) return 1.0;
+  double shrunk = raw > 1.0 ? 1.0 + gain : 1.0 - gain;
+  // Round toward 1.00 at two decimals.
+  return raw > 1.0 ? std::floor(shrunk * 100 + 1e-9) / 100 : std::ceil(shrunk * 100 - 1e-9) / 100;
+}
+
+SpeedupEstimate estimate_speedup(const std::vector<Bucket>& buckets) {
+  SpeedupEstimate s;
+  std::vector<double> all_ref, all_cand;
+  for (auto& b : buckets) {
+    if (b.ref_ms.empty() || b.cand_ms.empty()) continue;
+    double c = median(b.cand_ms);
+    if (c <= 0) c = 1e-9;
+    s.bucket_ratios.push_back(median(b.ref_ms) / c);
+    all_ref.insert(all_ref.end(), b.ref_ms.begin(), b.ref_ms.end());
+    all_cand.insert(all_cand.end(), b.cand_ms.begin(), b.cand_ms.end());
+  }
+  if (s.bucket_ratios.empty()) return s;
+  s.ref_ms = median(all_ref);
+  s.cand_ms = median(all_cand);
+  s.raw = median(s.bucket_ratios);
+  s.q25 = quantile(s.bucket_ratios, 0.25);
+  s.q75 = quantile(s.bucket_ratios, 0.75);
+  s.spread = s.raw > 0 ? (s.q75 - s.q25) / s.raw : 0;
+  s.reported = conservative_speedup(s.raw, s.q25, s.q75);
+  return s;
+}
+
+double clock_disagreement(const std::vector<Bucket>& buckets, bool candidate) {
+  std::vector<double> ratios;
+  for (auto& b : buckets) {
+    const auto& claimed = candidate ? b.cand_ms : b.ref_ms;
+    double wall = candidate ? b.cand_wall_ms : b.ref_wall_ms;
+    if (claimed.empty() || b.calls <= 0) continue;
+    double per_call = (wall - b.overhead_wall_ms) / b.calls;
+    double claim = median(claimed);
+    ratios.push_back(per_call / std::max(claim, 1e-6));
+  }
+  return ratios.empty() ? 1.0 : median(ratios);
+}
+
+}  // namespace cudal1

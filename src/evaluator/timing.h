@@ -1,0 +1,44 @@
+// evaluator/timing.h — turning paired timings into a speedup a person can trust.
+//
+// The parent times reference and candidate in alternating batches ("buckets", random order in
+// each). Each bucket gives one ratio median(ref)/median(candidate); the speedup is the median of
+// bucket ratios. A spread (interquartile range over median) above the limit asks for more
+// buckets. The reported figure is shrunk toward 1.00 by half the interquartile range (at least
+// 0.01) and rounded toward 1.00 at two decimals, so noise never shows up as a gain.
+#pragma once
+
+#include <vector>
+
+namespace cudal1 {
+
+double median(std::vector<double> v);
+double quantile(std::vector<double> v, double q);  // linear interpolation, q in [0, 1]
+
+struct Bucket {
+  std::vector<double> ref_ms, cand_ms;         // per call, the worker's device clock
+  std::vector<double> ref_host_ms, cand_host_ms;  // per call, the worker's host clock
+  double ref_wall_ms = 0, cand_wall_ms = 0;    // the parent's clock over each batch
+  double overhead_wall_ms = 0;                 // parent's clock over an empty batch (reference)
+  int calls = 0;
+};
+
+struct SpeedupEstimate {
+  double ref_ms = 0, cand_ms = 0;      // medians of all calls
+  std::vector<double> bucket_ratios;
+  double raw = 1.0;                    // median of bucket ratios
+  double q25 = 1.0, q75 = 1.0;
+  double spread = 0.0;                 // (q75 - q25) / raw
+  double reported = 1.0;               // conservative figure
+};
+
+SpeedupEstimate estimate_speedup(const std::vector<Bucket>& buckets);
+
+// Shrinks raw toward 1 by max(0.01, (q75 - q25) / 2), then rounds toward 1 at 0.01.
+double conservative_speedup(double raw, double q25, double q75);
+
+// The second clock: the parent's wall time per call, less the per-call cost of an empty timed
+// call, should not be far above what the worker's clock claims. Returns the ratio
+// (wall-derived ms) / (claimed ms), the median over buckets, for the candidate.
+double clock_disagreement(const std::vector<Bucket>& buckets, bool candidate);
+
+}  // namespace cudal1

@@ -1,0 +1,40 @@
+#include <gtest/gtest.h>
+
+#include "evaluator/timing.h"
+
+using namespace cudal1;
+
+TEST(Timing, MedianAndQuantiles) {
+  EXPECT_DOUBLE_EQ(median({3, 1, 2}), 2);
+  EXPECT_DOUBLE_EQ(median({4, 1, 2, 3}), 2.5);
+  EXPECT_DOUBLE_EQ(quantile({1, 2, 3, 4, 5}, 0.25), 2);
+}
+
+TEST(Timing, ConservativeRoundingShrinksTowardOne) {
+  EXPECT_DOUBLE_EQ(conservative_speedup(1.005, 1.0, 1.01), 1.0);   // within noise
+  EXPECT_DOUBLE_EQ(conservative_speedup(2.0, 1.9, 2.1), 1.9);      // shrunk by half the IQR
+  EXPECT_DOUBLE_EQ(conservative_speedup(0.5, 0.49, 0.51), 0.51);   // slowdowns toward 1 too
+  EXPECT_DOUBLE_EQ(conservative_speedup(1.237, 1.236, 1.238), 1.22);  // floor after 0.01 shrink
+}
+
+TEST(Timing, BucketRatiosUseMedians) {
+  std::vector<Bucket> b(3);
+  for (int i = 0; i < 3; ++i) {
+    b[i].ref_ms = {2.0, 2.0, 100.0};  // one outlier does not move the median
+    b[i].cand_ms = {1.0, 1.0, 1.0};
+    b[i].calls = 3;
+  }
+  auto e = estimate_speedup(b);
+  EXPECT_DOUBLE_EQ(e.raw, 2.0);
+  EXPECT_DOUBLE_EQ(e.spread, 0.0);
+  EXPECT_DOUBLE_EQ(e.reported, 1.99);
+}
+
+TEST(Timing, ClockDisagreementSeesAFakedClock) {
+  std::vector<Bucket> b(1);
+  b[0].calls = 10;
+  b[0].cand_ms = std::vector<double>(10, 0.01);  // claims 0.01 ms per call
+  b[0].cand_wall_ms = 10 * 5.0 + 2.0;            // parent saw 5 ms per call
+  b[0].overhead_wall_ms = 2.0;
+  EXPECT_NEAR(clock_disagreement(b, true), 500.0, 1e-6);
+}

@@ -1,0 +1,30 @@
+// evaluator/verdicts.h — how what the candidate worker did becomes a status, flags and an error.
+// Kept apart from the orchestration so each rule can be read (and tested) on its own.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "evaluator/compare.h"
+#include "evaluator/result.h"
+#include "evaluator/tensor_file.h"
+#include "runner/worker.h"
+
+namespace cudal1 {
+
+// A worker reply that is not a normal answer: sets status and error on `r`, returns true.
+// `what` names the step ("loading the candidate", "case 3").
+bool apply_candidate_failure(const WorkerReply& reply, const std::string& what,
+                             const std::string& stderr_tail, EvalResult& r);
+
+// The exact checks reported for one case's outputs (plain tensor, materialised, device, aliasing,
+// inputs unchanged); adds blocking flags to `r` and returns whether any check failed.
+bool apply_exact_checks(const json& run_reply, int case_index, EvalResult& r);
+
+// Compares one case's outputs with the expected ones; returns the per-case JSON record and sets
+// `passed`. Flags unwritten outputs.
+json check_case_values(const std::vector<TensorValue>& expected,
+                       const std::vector<TensorValue>& actual, ToleranceMode mode,
+                       int case_index, bool& passed, EvalResult& r);
+
+}  // namespace cudal1

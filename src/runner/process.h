@@ -1,0 +1,92 @@
+// runner/process.h — a child process the parent can always outlive.
+//
+// The child runs in its own session (so its whole process group can be killed), with two extra
+// pipes: fd 3 carries the parent's requests in, fd 4 carries one-line replies out. Its stdout and
+// stderr are drained into bounded buffers, never onto the tool's own stdout. The parent watches
+// for replies, exit, output floods and memory use with one poll loop, and kills the child, its
+// group and any orphans it re-parented to us (we are a child subreaper) when done.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cudal1 {
+
+struct ProcessLimits {
+  std::size_t output_bytes = 4u << 20;     // stdout+stderr together; past it the child is killed
+  std::size_t memory_bytes = 0;            // resident set size; 0 = no limit
+  bool limit_address_space = false;        // also set RLIMIT_AS to memory_bytes (not with CUDA)
+  bool drop_privileges = false;            // no capabilities, no new privileges, no core dumps
+};
+
+struct ProcessSpec {
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> env;  // added to (or replacing in) the parent's environment
+  std::vector<std::string> unset_env;      // removed from the child's environment
+  std::string cwd;
+  ProcessLimits limits;
+};
+
+// What waiting for a reply line ended with.
+enum class WaitOutcome { line, timeout, exited, output_flood, memory_exceeded };
+
+struct ExitInfo {
+  bool exited = false;     // normal exit (exit_code valid)
+  int exit_code = 0;
+  bool signaled = false;   // killed by a signal (signal valid)
+  int signal = 0;
+  std::string describe() const;  // "exited with status 0", "killed by signal 11 (SIGSEGV)"
+};
+
+class Process {
+ public:
+  explicit Process(const ProcessSpec& spec);  // throws Error(runner) if it cannot start
+  ~Process();                                  // kills everything still running
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+
+  pid_t pid() const { return pid_; }
+
+  // Writes one line (a '\n' is added) to the child's fd 3. False if the child is gone.
+  bool send_line(const std::string& line);
+
+  // Waits up to `timeout` for one line on fd 4, draining stdout/stderr meanwhile.
+  WaitOutcome read_line(std::chrono::milliseconds timeout, std::string& line);
+
+  // Kills the child's group and its orphans, reaps the child; idempotent.
+  void kill_all();
+
+  // Exit information once the child has gone (after kill_all or an `exited` outcome).
+  std::optional<ExitInfo> exit_info() const { return exit_; }
+
+  std::size_t output_bytes_seen() const { return output_seen_; }
+  std::size_t peak_rss_bytes() const { return peak_rss_; }
+  const std::string& stdout_tail() const { return out_tail_; }
+  const std::string& stderr_tail() const { return err_tail_; }
+
+ private:
+  void drain(int fd, std::string& tail);
+  bool reap(bool block);
+  bool check_memory();
+
+  pid_t pid_ = -1;
+  int req_fd_ = -1, rep_fd_ = -1, out_fd_ = -1, err_fd_ = -1;
+  std::string pending_;  // reply bytes after the last full line
+  std::string out_tail_, err_tail_;
+  std::size_t output_seen_ = 0, peak_rss_ = 0;
+  ProcessLimits limits_;
+  std::optional<ExitInfo> exit_;
+};
+
+// Call once at start-up of the trusted parent. Makes it a child subreaper, so grandchildren a
+// candidate orphans (double forks) are re-parented to us and can be found and killed, and makes
+// it non-dumpable, so an unprivileged child cannot read its memory through /proc.
+void protect_parent_process();
+
+}  // namespace cudal1

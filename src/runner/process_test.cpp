@@ -1,0 +1,111 @@
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "runner/process.h"
+
+using namespace cudal1;
+using namespace std::chrono_literals;
+
+static ProcessSpec shell(const std::string& script) {
+  ProcessSpec s;
+  s.argv = {"/bin/sh", "-c", script};
+  return s;
+}
+
+TEST(Process, RequestAndReplyOverFd3AndFd4) {
+  Process p(shell("read line <&3; echo \"got $line\" >&4; echo noise; echo more >&2"));
+  ASSERT_TRUE(p.send_line("hello"));
+  std::string line;
+  ASSERT_EQ(p.read_line(5s, line), WaitOutcome::line);
+  EXPECT_EQ(line, "got hello");
+  EXPECT_EQ(p.read_line(5s, line), WaitOutcome::exited);
+  EXPECT_NE(p.stdout_tail().find("noise"), std::string::npos);
+  EXPECT_NE(p.stderr_tail().find("more"), std::string::npos);
+  EXPECT_TRUE(p.exit_info()->exited);
+}
+
+TEST(Process, TimeoutThenKill) {
+  Process p(shell("sleep 100"));
+  std::string line;
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(p.read_line(300ms, line), WaitOutcome::timeout);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
+  p.kill_all();
+  ASSERT_TRUE(p.exit_info());
+  EXPECT_TRUE(p.exit_info()->signaled);
+}
+
+TEST(Process, SignalDeathIsReported) {
+  Process p(shell("kill -SEGV $$"));
+  std::string line;
+  EXPECT_EQ(p.read_line(5s, line), WaitOutcome::exited);
+  ASSERT_TRUE(p.exit_info());
+  EXPECT_TRUE(p.exit_info()->signaled);
+  EXPECT_EQ(p.exit_info()->describe(), "killed by SIGSEGV");
+}
+
+TEST(Process, OutputFloodIsCutOff) {
+  ProcessSpec s = shell("yes xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+  s.limits.output_bytes = 1 << 20;
+  Process p(s);
+  std::string line;
+  EXPECT_EQ(p.read_line(20s, line), WaitOutcome::output_flood);
+  EXPECT_LE(p.stdout_tail().size(), 64u * 1024);
+}
+
+TEST(Process, ReplyChannelFloodWithoutNewlineIsCutOff) {
+  ProcessSpec s = shell("while :; do printf 'xxxxxxxxxxxxxxxxxxxxxxxx' >&4; done");
+  s.limits.output_bytes = 1 << 20;
+  Process p(s);
+  std::string line;
+  EXPECT_EQ(p.read_line(20s, line), WaitOutcome::output_flood);
+}
+
+TEST(Process, OrphansOfADoubleForkAreKilled) {
+  protect_parent_process();
+  auto marker = std::filesystem::temp_directory_path() / ("cudal1_orphan_" + std::to_string(getpid()));
+  // The grandchild leaves the group (setsid) and outlives its parent.
+  std::string script = "setsid sh -c 'echo $$ > " + marker.string() + "; sleep 300' & sleep 0.3; exit 0";
+  pid_t orphan = 0;
+  {
+    Process p(shell(script));
+    std::string line;
+    EXPECT_EQ(p.read_line(10s, line), WaitOutcome::exited);
+    std::ifstream(marker) >> orphan;
+    ASSERT_GT(orphan, 0);
+  }
+  std::this_thread::sleep_for(50ms);
+  EXPECT_NE(kill(orphan, 0), 0) << "orphan " << orphan << " survived";
+  std::filesystem::remove(marker);
+}
+
+TEST(Process, MemoryLimitKills) {
+  ProcessSpec s;
+  s.argv = {"/usr/bin/python3", "-c", "b = bytearray(600 << 20); import time; time.sleep(30)"};
+  s.limits.memory_bytes = 200u << 20;
+  Process p(s);
+  std::string line;
+  EXPECT_EQ(p.read_line(20s, line), WaitOutcome::memory_exceeded);
+}
+
+TEST(Process, MissingProgramIsARunnerError) {
+  ProcessSpec s;
+  s.argv = {"/nonexistent/program"};
+  EXPECT_ANY_THROW(Process p(s));
+}
+
+TEST(Process, DroppedPrivilegesCannotReadParentMemory) {
+  protect_parent_process();
+  ProcessSpec s = shell("cat /proc/$PPID/mem >/dev/null 2>&1 && echo readable >&4 || echo denied >&4");
+  s.limits.drop_privileges = true;
+  Process p(s);
+  std::string line;
+  ASSERT_EQ(p.read_line(5s, line), WaitOutcome::line);
+  EXPECT_EQ(line, "denied");
+}

@@ -1,0 +1,85 @@
+"""Worker process for cudal1: hosts either the trusted reference or the untrusted candidate.
+
+Started by the C++ parent as `python3 cudal1_worker.py {reference|candidate} --device DEV`.
+Requests arrive as JSON lines on fd 3, replies leave as JSON lines on fd 4. The parent decides
+every verdict; this process only runs modules, measures, and writes values to files.
+"""
+import argparse
+import ctypes
+import json
+import os
+import sys
+import time
+import traceback
+
+# Everything the protocol needs is bound before any candidate code can run.
+_perf_ns = time.perf_counter_ns
+_json_dumps, _json_loads = json.dumps, json.loads
+_write, _fdopen = os.write, os.fdopen
+
+import torch  # noqa: E402
+
+import roles  # noqa: E402
+
+
+def _private_fd(fd):
+    """Moves a protocol pipe to a random high descriptor, so blind writes to low ones miss it."""
+    import fcntl
+    import random
+    new = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, random.SystemRandom().randrange(200, 900))
+    os.close(fd)
+    return new
+
+
+def _reply_writer(nonce):
+    fd = _private_fd(4)
+
+    def reply(obj):
+        obj["nonce"] = nonce  # the parent drops any reply without the session's nonce
+        data = (_json_dumps(obj) + "\n").encode()
+        while data:
+            n = _write(fd, data)
+            data = data[n:]
+    return reply
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("role", choices=["reference", "candidate"])
+    parser.add_argument("--device", default="cpu")
+    args = parser.parse_args()
+
+    if args.role == "reference":
+        # Nobody else may read this process's memory (it holds the expected outputs).
+        try:
+            ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+        except Exception:
+            pass
+
+    requests = _fdopen(_private_fd(3), "r")
+    nonce = requests.readline().strip()
+    reply = _reply_writer(nonce)
+    host = roles.Host(args.role, args.device)
+
+    for line in requests:
+        try:
+            req = _json_loads(line)
+        except ValueError:
+            reply({"ok": False, "error": "protocol", "message": "request is not JSON"})
+            continue
+        op = req.get("op")
+        if op == "exit":
+            reply({"ok": True})
+            break
+        try:
+            reply(host.handle(op, req))
+        except BaseException as e:  # noqa: BLE001 — any failure of hosted code is a reply
+            reply({"ok": False, "error": "exception", "type": type(e).__name__,
+                   "message": str(e)[:4000],
+                   "traceback": "".join(traceback.format_exception(type(e), e, e.__traceback__))[-6000:]})
+    sys.stdout.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,266 @@
+"""The two roles a worker can host. Reference: trusted, loads the task, makes the inputs and the
+expected outputs. Candidate: untrusted, loads ModelNew and runs it on inputs it is handed."""
+import hashlib
+import inspect
+import os
+import platform
+import sys
+
+import torch
+
+import loading
+import tensor_io
+from timing import Timer
+
+_sha256 = hashlib.sha256
+_Tensor = torch.Tensor
+_type = type
+_isinstance = isinstance
+_TB = tensor_io._TB
+_data_ptr = _TB.data_ptr
+_element_size = _TB.element_size
+_stride = _TB.stride
+_size = _TB.size
+_no_grad = torch.no_grad
+_manual_seed = torch.manual_seed
+
+
+def _load_case_file(path):
+    try:
+        return torch.load(path, weights_only=False)
+    except TypeError:  # torch < 1.13 has no weights_only
+        return torch.load(path)
+
+
+def _to_device(values, device):
+    return [v.to(device) if _isinstance(v, _Tensor) else v for v in values]
+
+
+def _clone(values):
+    return [v.clone() if _isinstance(v, _Tensor) else v for v in values]
+
+
+def _apply_distribution(values, dist, seed):
+    """Re-draws floating inputs from another distribution; signs are kept so domains survive."""
+    if dist == "normal":
+        return values
+    gen = torch.Generator().manual_seed(seed + 7919)
+    out = []
+    for v in values:
+        if _isinstance(v, _Tensor) and v.is_floating_point():
+            x = v.double()
+            if dist == "scaled_offset":
+                x = 4.0 * x + 0.25 * x.abs()
+            elif dist == "heavy_tailed":
+                lo, hi = (-0.7, 0.7) if v.element_size() <= 2 else (-2.0, 2.0)
+                mult = torch.randn(x.shape, generator=gen, dtype=torch.float64).clamp(-3, 3)
+                x = x * torch.exp(mult * 0.7).clamp(float(torch.tensor(lo).exp()), float(torch.tensor(hi).exp()))
+            else:
+                raise ValueError(f"unknown input distribution {dist}")
+            v = x.to(v.dtype)
+        out.append(v)
+    return out
+
+
+def _extent(t):
+    """[first byte, last byte + 1) that a strided tensor can touch."""
+    if t.numel() == 0:
+        return None
+    start = _data_ptr(t)
+    span = 1 + sum((s - 1) * abs(st) for s, st in zip(_size(t), _stride(t)))
+    return (start, start + span * _element_size(t))
+
+
+def _digest(values):
+    h = _sha256()
+    for v in values:
+        if _isinstance(v, _Tensor):
+            h.update(tensor_io.tensor_bytes(v))
+        else:
+            h.update(repr(v).encode())
+    return h.hexdigest()
+
+
+def environment(device):
+    info = {"python": platform.python_version(), "torch": torch.__version__,
+            "cuda": getattr(torch.version, "cuda", None), "host": platform.node()}
+    dev = torch.device(device)
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise RuntimeError("device cuda requested but torch.cuda.is_available() is False")
+        idx = dev.index if dev.index is not None else torch.cuda.current_device()
+        props = torch.cuda.get_device_properties(idx)
+        info.update({"device_name": props.name, "capability": f"{props.major}.{props.minor}",
+                     "driver": _driver_version(), "sm_count": props.multi_processor_count})
+    else:
+        info.update({"device_name": platform.processor() or platform.machine(),
+                     "threads": torch.get_num_threads()})
+    return info
+
+
+def _driver_version():
+    try:
+        with open("/proc/driver/nvidia/version") as f:
+            first = f.readline()
+        for word in first.split():
+            if word[:1].isdigit() and "." in word:
+                return word
+    except OSError:
+        pass
+    return None
+
+
+class Host:
+    def __init__(self, role, device):
+        self.role = role
+        self.device = torch.device(device)
+        if self.device.type == "cuda":
+            torch.cuda.set_device(self.device)
+        self.models = {}      # init index -> module
+        self.cases = []       # list of (init index, inputs on device)
+        self.timer = None
+        self.timing_buffers = None
+        self.poison_sizes = []
+
+    def handle(self, op, req):
+        fn = getattr(self, "op_" + str(op), None)
+        if fn is None or (op in ("load_task",) and self.role != "reference") or \
+           (op in ("load_candidate", "run_case") and self.role != "candidate"):
+            return {"ok": False, "error": "protocol", "message": f"unknown op {op!r} for {self.role}"}
+        return fn(req)
+
+    def op_env(self, req):
+        return {"ok": True, "env": environment(self.device)}
+
+    # --- reference -------------------------------------------------------------------------
+    def op_load_task(self, req):
+        path = req["task"]
+        try:
+            task = loading.load_module(path, "cudal1_task")
+            loading.require(task, path, ["Model", "get_inputs", "get_init_inputs"])
+        except loading.LoadFailure as f:
+            return {"ok": False, "error": "task", "failure": f.to_json()}
+        ctor = [p for p in inspect.signature(task.Model.__init__).parameters if p != "self"]
+        workdir, private = req["workdir"], req["private"]
+        inits, cases = [], []
+        for j, init in enumerate(req["inits"]):
+            _manual_seed(init["seed"])
+            init_inputs = list(task.get_init_inputs())
+            _manual_seed(init["seed"])
+            model = task.Model(*init_inputs).to(self.device)
+            self.models[j] = model
+            f = os.path.join(workdir, f"init_{j}.pt")
+            torch.save({"init_inputs": init_inputs, "seed": init["seed"],
+                        "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()}}, f)
+            inits.append({"file": f, "params": sum(p.numel() for p in model.parameters())})
+        for k, case in enumerate(req["cases"]):
+            _manual_seed(case["seed"])
+            inputs = _apply_distribution(list(task.get_inputs()), case["dist"], case["seed"])
+            f = os.path.join(workdir, f"case_{k}.pt")
+            torch.save({"inputs": inputs}, f)
+            dev_inputs = _to_device(inputs, self.device)
+            self.cases.append((case["init"], dev_inputs))
+            with _no_grad():
+                out = self.models[case["init"]](*_clone(dev_inputs))
+            if self.device.type == "cuda":
+                torch.cuda.synchronize()
+            values = tensor_io.as_list(out)
+            expected = os.path.join(private, f"expected_{k}.ctf")
+            tensor_io.write_values(expected, values)
+            cases.append({"file": f, "init": case["init"], "expected": expected,
+                          "outputs": [{"nbytes": v.numel() * v.element_size()}
+                                      for v in values if _isinstance(v, _Tensor)]})
+        return {"ok": True, "ctor": ctor, "inits": inits, "cases": cases,
+                "env": environment(self.device)}
+
+    # --- candidate -------------------------------------------------------------------------
+    def op_load_candidate(self, req):
+        path = req["candidate"]
+        try:
+            mod = loading.load_module(path, "cudal1_candidate")
+            loading.require(mod, path, ["ModelNew"])
+        except loading.LoadFailure as f:
+            return {"ok": False, "error": "candidate", "failure": f.to_json()}
+        ctor = [p for p in inspect.signature(mod.ModelNew.__init__).parameters if p != "self"]
+        for j, init in enumerate(req["inits"]):
+            data = _load_case_file(init["file"])
+            _manual_seed(data["seed"])
+            try:
+                model = mod.ModelNew(*data["init_inputs"])
+            except TypeError as e:
+                return {"ok": False, "error": "candidate", "failure": {
+                    "kind": "constructor", "file": path, "line": None,
+                    "message": f"ModelNew({', '.join(ctor)}) cannot be built with the task's "
+                               f"constructor arguments ({', '.join(req.get('ctor', []))}): {e}"}}
+            own = model.state_dict()
+            matching = {k: v for k, v in data["state_dict"].items()
+                        if k in own and tuple(own[k].shape) == tuple(v.shape)}
+            model.load_state_dict(matching, strict=False)
+            self.models[j] = model.to(self.device)
+        for case in req["cases"]:
+            inputs = _load_case_file(case["file"])["inputs"]
+            self.cases.append((case["init"], _to_device(inputs, self.device)))
+            self.poison_sizes.append([o["nbytes"] for o in case.get("outputs", [])])
+        return {"ok": True, "ctor": ctor}
+
+    def _poison_allocator(self, sizes):
+        """Leaves NaN-filled blocks of the outputs' sizes in the CUDA caching allocator, so an
+        output the candidate allocates but never writes reads as NaN, not as a lucky value."""
+        if self.device.type != "cuda":
+            return  # on the host glibc's MALLOC_PERTURB_ does this for every allocation
+        blocks = [torch.full((max(n, 4) // 4,), float("nan"), device=self.device) for n in sizes]
+        del blocks
+
+    def op_run_case(self, req):
+        init, inputs = self.cases[req["case"]]
+        args = _clone(inputs)
+        before = _digest(args)
+        extents = [_extent(a) for a in args if _isinstance(a, _Tensor)]
+        self._poison_allocator(self.poison_sizes[req["case"]])
+        with _no_grad():
+            out = self.models[init](*args)
+        if self.device.type == "cuda":
+            torch.cuda.synchronize()
+        values = tensor_io.as_list(out)
+        checks = []
+        for v in values:
+            c = {"plain_tensor": _type(v) is _Tensor}
+            if _isinstance(v, _Tensor):
+                dev = v.device
+                c["device"] = str(dev)
+                c["device_ok"] = dev.type == self.device.type
+                c["materialised"] = dev.type != "meta" and v.layout == torch.strided and \
+                    (v.numel() == 0 or _data_ptr(v) != 0)
+                ext = _extent(v) if c["materialised"] else None
+                c["aliases_input"] = bool(ext) and any(
+                    e and ext[0] < e[1] and e[0] < ext[1] for e in extents)
+            checks.append(c)
+        after = _digest(args)
+        out_file = os.path.join(req["out_dir"], f"out_{req['case']}.ctf")
+        writable = [v if (c.get("materialised") and c.get("plain_tensor", True)) or not _isinstance(v, _Tensor)
+                    else None for v, c in zip(values, checks)]
+        tensor_io.write_values(out_file, [w if w is not None else _Placeholder() for w in writable])
+        return {"ok": True, "out_file": out_file, "checks": checks,
+                "inputs_unchanged": before == after}
+
+    # --- both: timing ------------------------------------------------------------------------
+    def op_timing_setup(self, req):
+        init, inputs = self.cases[req.get("case", 0)]
+        self.timer = Timer(self.device)
+        self.timing_buffers = [_clone(inputs) for _ in range(req.get("buffers", 4))]
+        self.timing_model = self.models[init]
+        self.timer.run(self.timing_model, self.timing_buffers, req.get("warmup", 3))
+        return {"ok": True, "flush_bytes": self.timer.flush_bytes}
+
+    def op_time(self, req):
+        dev, host = self.timer.run(self.timing_model, self.timing_buffers, req["calls"])
+        return {"ok": True, "device_ms": dev, "host_ms": host}
+
+    def op_overhead(self, req):
+        """The same loop around a call that does nothing: the fixed cost of one timed call."""
+        dev, host = self.timer.run(lambda *a: None, self.timing_buffers, req["calls"])
+        return {"ok": True, "device_ms": dev, "host_ms": host}
+
+
+class _Placeholder:
+    """Stands for an output that failed an exact check: its values are not read."""

@@ -1,0 +1,83 @@
+"""The timed loop both workers run: the same code times the reference and the candidate.
+
+Each timed call: flush the cache with a write of at least twice its size, synchronise the whole
+device, start both clocks, call, synchronise the whole device again (so work on every stream is
+inside the interval), stop both clocks. Inputs rotate among several copies so no call is served
+from a cache warmed by the previous one.
+"""
+import os
+import time
+
+import torch
+
+_perf_ns = time.perf_counter_ns
+_no_grad = torch.no_grad
+
+
+def _cpu_cache_bytes():
+    """Largest CPU cache size from sysfs, or 32 MiB."""
+    best = 0
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    try:
+        for entry in os.listdir(base):
+            try:
+                with open(os.path.join(base, entry, "size")) as f:
+                    text = f.read().strip()
+                mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1], 1)
+                best = max(best, int(text.rstrip("KMG")) * mult)
+            except (OSError, ValueError):
+                continue
+    except OSError:
+        pass
+    return best or (32 << 20)
+
+
+class Timer:
+    def __init__(self, device):
+        self.device = torch.device(device)
+        self.cuda = self.device.type == "cuda"
+        if self.cuda:
+            l2 = getattr(torch.cuda.get_device_properties(self.device), "L2_cache_size", 0) or (64 << 20)
+            self._sync = torch._C._cuda_synchronize
+            self._event_type = getattr(torch._C, "_CudaEventBase", None)
+            self._record = self._event_type.record if self._event_type else None
+            self._elapsed = self._event_type.elapsed_time if self._event_type else None
+            self._ev_sync = self._event_type.synchronize if self._event_type else None
+        else:
+            l2 = _cpu_cache_bytes()
+            self._sync = lambda: None
+        self.flush_bytes = max(2 * l2, 8 << 20)
+        self._flush_buf = torch.empty(self.flush_bytes // 4, dtype=torch.float32, device=self.device)
+
+    def flush(self):
+        self._flush_buf.fill_(1.0)
+
+    def sync(self):
+        self._sync()
+
+    def run(self, fn, buffers, calls):
+        """Times `calls` calls of fn(*buffers[i % len]); returns (device ms list, host ms list)."""
+        dev_ms, host_ms = [], []
+        with _no_grad():
+            for i in range(calls):
+                args = buffers[i % len(buffers)]
+                self.flush()
+                self._sync()
+                if self.cuda and self._record:
+                    start = self._event_type(enable_timing=True)
+                    end = self._event_type(enable_timing=True)
+                    self._record(start, torch.cuda.current_stream(self.device))
+                t0 = _perf_ns()
+                out = fn(*args)
+                self._sync()
+                t1 = _perf_ns()
+                host = (t1 - t0) / 1e6
+                if self.cuda and self._record:
+                    self._record(end, torch.cuda.current_stream(self.device))
+                    self._ev_sync(end)
+                    dev_ms.append(float(self._elapsed(start, end)))
+                else:
+                    dev_ms.append(host)
+                host_ms.append(host)
+                del out
+        return dev_ms, host_ms

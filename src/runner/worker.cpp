@@ -1,0 +1,110 @@
+#include "runner/worker.h"
+
+#include <random>
+
+#include "core/error.h"
+#include "core/paths.h"
+
+namespace cudal1 {
+
+Worker::Worker(const WorkerSpec& spec)
+    : role_name_(spec.role == WorkerRole::reference ? "reference" : "candidate") {
+  ProcessSpec ps;
+  auto script = python_worker_dir() / "cudal1_worker.py";
+  ps.argv = {spec.python, "-B", script.string(), role_name_, "--device", spec.device};
+  ps.cwd = spec.workdir;
+  ps.limits = spec.limits;
+  ps.env["PYTHONUNBUFFERED"] = "1";
+  ps.env["PYTHONDONTWRITEBYTECODE"] = "1";
+  ps.env["HOME"] = spec.workdir;  // nothing of the user's home leaks in or gets written
+  ps.env["TMPDIR"] = spec.workdir;
+  ps.env["TORCH_EXTENSIONS_DIR"] =
+      spec.extensions_dir.empty() ? spec.workdir + "/torch_extensions" : spec.extensions_dir;
+  if (spec.role == WorkerRole::candidate) {
+    // glibc fills fresh allocations with 0xFE bytes: output elements the candidate never writes
+    // then hold a huge value, not a lucky zero or a stale result.
+    ps.env["MALLOC_PERTURB_"] = "1";
+    ps.unset_env = {"CUDAL1_DB", "CUDAL1_PYTHON"};
+  }
+  process_ = std::make_unique<Process>(ps);
+  std::random_device rd;
+  for (int i = 0; i < 4; ++i) nonce_ += std::to_string(rd());
+  process_->send_line(nonce_);
+}
+
+WorkerReply Worker::request(const json& req, std::chrono::milliseconds timeout) {
+  WorkerReply reply{WorkerReply::Kind::ok, {}, 0, {}};
+  auto start = std::chrono::steady_clock::now();
+  std::string line;
+  WaitOutcome outcome = WaitOutcome::exited;
+  if (process_->send_line(req.dump())) outcome = process_->read_line(timeout, line);
+  else process_->kill_all();
+  reply.wall_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+
+  auto op = req.value("op", std::string("?"));
+  switch (outcome) {
+    case WaitOutcome::line:
+      try {
+        reply.body = json::parse(line);
+        if (!reply.body.is_object()) throw std::runtime_error("not an object");
+        if (reply.body.value("nonce", "") != nonce_) {
+          process_->kill_all();
+          reply.kind = WorkerReply::Kind::protocol_error;
+          reply.detail = "a reply to '" + op + "' did not come from the " + role_name_ +
+                         " worker's protocol code (wrong or missing session nonce): " + line.substr(0, 200);
+          break;
+        }
+        reply.body.erase("nonce");
+      } catch (const std::exception&) {
+        reply.kind = WorkerReply::Kind::protocol_error;
+        reply.detail = "the " + role_name_ + " worker answered '" + op +
+                       "' with something that is not a JSON object: " + line.substr(0, 200);
+      }
+      break;
+    case WaitOutcome::timeout:
+      process_->kill_all();
+      reply.kind = WorkerReply::Kind::timeout;
+      reply.detail = "no answer to '" + op + "' within " +
+                     std::to_string(timeout.count() / 1000.0).substr(0, 6) + " s; killed";
+      break;
+    case WaitOutcome::exited: {
+      auto info = process_->exit_info();
+      reply.kind = WorkerReply::Kind::exited;
+      reply.detail = "the " + role_name_ + " process " +
+                     (info ? info->describe() : std::string("went away")) +
+                     " before it answered '" + op + "'";
+      break;
+    }
+    case WaitOutcome::output_flood:
+      reply.kind = WorkerReply::Kind::output_flood;
+      reply.detail = "the " + role_name_ + " process wrote more than " +
+                     std::to_string(process_->output_bytes_seen() >> 10) +
+                     " KiB to stdout/stderr during '" + op + "'; killed";
+      break;
+    case WaitOutcome::memory_exceeded:
+      reply.kind = WorkerReply::Kind::memory_exceeded;
+      reply.detail = "the " + role_name_ + " process used more than its memory limit (" +
+                     std::to_string(process_->peak_rss_bytes() >> 20) + " MiB resident) during '" +
+                     op + "'; killed";
+      break;
+  }
+  return reply;
+}
+
+void Worker::shutdown() {
+  if (!process_) return;
+  if (!process_->exit_info()) {
+    process_->send_line(R"({"op":"exit"})");
+    std::string line;
+    process_->read_line(std::chrono::milliseconds(2000), line);
+  }
+  process_->kill_all();
+}
+
+std::string Worker::stderr_tail(std::size_t max_bytes) const {
+  const std::string& t = process_->stderr_tail();
+  return t.size() <= max_bytes ? t : t.substr(t.size() - max_bytes);
+}
+
+}  // namespace cudal1

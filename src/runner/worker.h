@@ -1,0 +1,58 @@
+// runner/worker.h — a Python worker process spoken to in JSON lines.
+//
+// One request per line on the worker's fd 3, one reply per line on its fd 4. A reply is trusted
+// only as far as its sender: the reference worker is trusted code; anything the candidate worker
+// says is data to verify, never a verdict. The parent times each round trip on its own clock.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "runner/process.h"
+
+namespace cudal1 {
+
+using json = nlohmann::json;
+
+enum class WorkerRole { reference, candidate };
+
+struct WorkerSpec {
+  WorkerRole role = WorkerRole::reference;
+  std::string python;       // interpreter that has torch
+  std::string workdir;      // cwd of the worker (private, per evaluation and role)
+  std::string device;       // "cpu", "cuda", "cuda:1"
+  std::string extensions_dir;  // TORCH_EXTENSIONS_DIR; empty: inside workdir (never reused)
+  ProcessLimits limits;
+};
+
+// How a request ended, from the parent's point of view.
+struct WorkerReply {
+  enum class Kind { ok, timeout, exited, output_flood, memory_exceeded, protocol_error } kind;
+  json body;                 // the reply object when kind == ok
+  double wall_ms = 0;        // the parent's clock over the whole round trip
+  std::string detail;        // what went wrong, for a person, when kind != ok
+};
+
+class Worker {
+ public:
+  explicit Worker(const WorkerSpec& spec);  // starts the process; throws Error(runner)
+
+  WorkerReply request(const json& req, std::chrono::milliseconds timeout);
+
+  // Asks the worker to exit, then makes sure everything it started is gone.
+  void shutdown();
+
+  Process& process() { return *process_; }
+  std::string stderr_tail(std::size_t max_bytes = 4000) const;
+
+ private:
+  std::unique_ptr<Process> process_;
+  std::string role_name_;
+  std::string nonce_;  // every reply must carry it; a forged line does not
+};
+
+}  // namespace cudal1

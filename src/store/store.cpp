@@ -1,0 +1,128 @@
+#include "store/store.h"
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include "core/error.h"
+
+namespace cudal1 {
+
+namespace {
+
+constexpr int kSchemaVersion = 1;
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS evaluations (
+  id               INTEGER PRIMARY KEY,
+  created_at       TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  task_hash        TEXT NOT NULL,
+  task_path        TEXT,
+  candidate_hash   TEXT NOT NULL,
+  candidate_path   TEXT,
+  candidate_source TEXT NOT NULL,
+  device           TEXT NOT NULL,
+  device_name      TEXT,
+  torch_version    TEXT,
+  protocol         TEXT NOT NULL,
+  status           TEXT NOT NULL,
+  accepted         INTEGER NOT NULL,
+  speedup_eager    REAL,
+  result_json      TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS evaluations_key
+  ON evaluations (task_hash, candidate_hash, protocol, device);
+)sql";
+
+template <typename F>
+auto guarded(const std::filesystem::path& path, const char* what, F&& f) {
+  try {
+    return f();
+  } catch (const SQLite::Exception& e) {
+    throw Error(ErrorKind::store, std::string(what) + " failed: " + e.what(),
+                "check that " + path.string() +
+                    " is a cudal1 store on a writable disk, or pass another --db",
+                path.string());
+  }
+}
+
+}  // namespace
+
+Store::Store(const std::filesystem::path& path) : path_(path) {
+  std::error_code ec;
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
+  guarded(path_, "opening the store", [&] {
+    db_ = std::make_unique<SQLite::Database>(path_.string(),
+                                             SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    db_->setBusyTimeout(10000);
+    db_->exec("PRAGMA journal_mode=WAL");
+    db_->exec(kSchema);
+    SQLite::Statement version(*db_, "SELECT value FROM meta WHERE key = 'schema_version'");
+    if (version.executeStep()) {
+      int v = std::stoi(version.getColumn(0).getString());
+      if (v > kSchemaVersion)
+        throw Error(ErrorKind::store,
+                    "the store was written by a newer cudal1 (schema " + std::to_string(v) + ")",
+                    "use that cudal1, or pass another --db", path_.string());
+    } else {
+      db_->exec("INSERT INTO meta (key, value) VALUES ('schema_version', '" +
+                std::to_string(kSchemaVersion) + "')");
+    }
+    return 0;
+  });
+}
+
+Store::~Store() = default;
+
+std::optional<EvalResult> Store::find(const std::string& task_hash,
+                                      const std::string& candidate_hash,
+                                      const std::string& protocol_key, const std::string& device) {
+  return guarded(path_, "reading the store", [&]() -> std::optional<EvalResult> {
+    SQLite::Statement q(*db_,
+                        "SELECT result_json FROM evaluations WHERE task_hash = ? AND "
+                        "candidate_hash = ? AND protocol = ? AND device = ? ORDER BY id DESC LIMIT 1");
+    q.bind(1, task_hash);
+    q.bind(2, candidate_hash);
+    q.bind(3, protocol_key);
+    q.bind(4, device);
+    if (!q.executeStep()) return std::nullopt;
+    EvalResult r = EvalResult::from_json(json::parse(q.getColumn(0).getString()));
+    r.from_store = true;
+    return r;
+  });
+}
+
+int64_t Store::save(const EvalResult& r, const std::string& protocol_key, const std::string& device,
+                    const std::string& candidate_source) {
+  return guarded(path_, "writing to the store", [&] {
+    SQLite::Statement ins(*db_, R"sql(
+      INSERT INTO evaluations (task_hash, task_path, candidate_hash, candidate_path, candidate_source,
+        device, device_name, torch_version, protocol, status, accepted, speedup_eager, result_json)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?))sql");
+    ins.bind(1, r.task_hash);
+    ins.bind(2, r.task_path);
+    ins.bind(3, r.candidate_hash);
+    ins.bind(4, r.candidate_path);
+    ins.bind(5, candidate_source);
+    ins.bind(6, device);
+    ins.bind(7, r.provenance.value("device_name", ""));
+    ins.bind(8, r.provenance.value("torch", ""));
+    ins.bind(9, protocol_key);
+    ins.bind(10, status_name(r.status));
+    ins.bind(11, r.accepted ? 1 : 0);
+    if (auto it = r.speedup.find("eager"); it != r.speedup.end()) ins.bind(12, it->second);
+    else ins.bind(12);
+    ins.bind(13, r.to_json().dump());
+    ins.exec();
+    return db_->getLastInsertRowid();
+  });
+}
+
+int64_t Store::count() {
+  return guarded(path_, "reading the store", [&] {
+    SQLite::Statement q(*db_, "SELECT COUNT(*) FROM evaluations");
+    q.executeStep();
+    return q.getColumn(0).getInt64();
+  });
+}
+
+}  // namespace cudal1

@@ -1,0 +1,42 @@
+// store/store.h — the SQLite file every evaluation is kept in.
+//
+// Each evaluation is one row: task and candidate hashes, the candidate's source, device and
+// versions, protocol, and the full result JSON. Rows are only ever added, so history is kept;
+// a lookup returns the newest row for (task, candidate, protocol, device).
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "evaluator/result.h"
+
+namespace SQLite {
+class Database;
+}
+
+namespace cudal1 {
+
+class Store {
+ public:
+  // Opens or creates the store (and its folder). Throws Error(store) with what to do.
+  explicit Store(const std::filesystem::path& path);
+  ~Store();
+
+  std::optional<EvalResult> find(const std::string& task_hash, const std::string& candidate_hash,
+                                 const std::string& protocol_key, const std::string& device);
+
+  // Returns the new row's id.
+  int64_t save(const EvalResult& result, const std::string& protocol_key,
+               const std::string& device, const std::string& candidate_source);
+
+  int64_t count();
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+  std::unique_ptr<SQLite::Database> db_;
+};
+
+}  // namespace cudal1

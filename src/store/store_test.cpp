@@ -1,0 +1,50 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "core/error.h"
+#include "store/store.h"
+
+using namespace cudal1;
+
+TEST(Store, SavesFindsNewestAndSurvivesReopen) {
+  auto path = std::filesystem::temp_directory_path() / "cudal1_store_test" / "results.db";
+  std::filesystem::remove_all(path.parent_path());
+  EvalResult r;
+  r.task_hash = "t";
+  r.candidate_hash = "c";
+  r.status = Status::incorrect;
+  r.error = "case 0: wrong";
+  r.add_flag("unwritten_output", Severity::block, "case 0 output 0");
+  {
+    Store s(path);
+    EXPECT_FALSE(s.find("t", "c", "p", "cpu"));
+    s.save(r, "p", "cpu", "class ModelNew: ...");
+    r.status = Status::ok;
+    r.accepted = true;
+    r.speedup["eager"] = 1.5;
+    s.save(r, "p", "cpu", "class ModelNew: ...");
+  }
+  Store s(path);
+  EXPECT_EQ(s.count(), 2);
+  auto hit = s.find("t", "c", "p", "cpu");
+  ASSERT_TRUE(hit);
+  EXPECT_TRUE(hit->from_store);
+  EXPECT_EQ(hit->status, Status::ok);
+  EXPECT_EQ(hit->speedup.at("eager"), 1.5);
+  ASSERT_EQ(hit->flags.size(), 1u);
+  EXPECT_EQ(hit->flags[0].id, "unwritten_output");
+  EXPECT_FALSE(s.find("t", "c", "other-protocol", "cpu"));
+  EXPECT_FALSE(s.find("t", "c", "p", "cuda"));
+  std::filesystem::remove_all(path.parent_path());
+}
+
+TEST(Store, UnwritablePathIsAStoreError) {
+  try {
+    Store s("/proc/cudal1-cannot-exist/results.db");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::store);
+    EXPECT_NE(e.hint().find("--db"), std::string::npos);
+  }
+}
