@@ -1,5 +1,6 @@
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -11,6 +12,8 @@
 #include "core/hash.h"
 #include "core/paths.h"
 #include "evaluator/evaluator.h"
+#include "evaluator/timing.h"
+#include "report/table.h"
 #include "store/store.h"
 
 namespace cudal1::cli {
@@ -19,9 +22,11 @@ namespace {
 
 struct EvalArgs {
   EvalOptions options;
+  std::vector<std::string> candidates;
   std::string tolerance = "standard";
   std::string db;
   bool json_out = false, force = false, no_store = false, no_timing = false;
+  int repeat = 1;
   uint64_t seed = 0;
 };
 
@@ -70,49 +75,120 @@ void print_summary(const EvalResult& r, const std::string& stored, std::ostream&
   if (!stored.empty()) os << "store      " << stored << "\n";
 }
 
-void run_eval(EvalArgs& a) {
+void check_arguments(EvalArgs& a) {
   EvalOptions& o = a.options;
   if (a.tolerance == "strict") o.tolerance = ToleranceMode::strict;
   else if (a.tolerance != "standard")
     throw Error(ErrorKind::usage, "unknown --tolerance '" + a.tolerance + "'", "use standard or strict");
   if (o.device != "cpu" && o.device.rfind("cuda", 0) != 0)
     throw Error(ErrorKind::usage, "unknown --device '" + o.device + "'", "use cpu, cuda or cuda:N");
-  for (auto* p : {&o.task_path, &o.candidate_path})
-    if (!std::filesystem::is_regular_file(*p))
-      throw Error(ErrorKind::input, "no such file: " + *p, "check the path");
+  std::vector<std::string> files = a.candidates;
+  files.push_back(o.task_path);
+  for (auto& p : files)
+    if (!std::filesystem::is_regular_file(p))
+      throw Error(ErrorKind::input, "no such file: " + p, "check the path");
   if (a.seed) o.seed = a.seed;
   o.timing = !a.no_timing;
-  bool tty = isatty(2) && !a.json_out;
-  if (tty)
-    o.progress = [](const std::string& stage, double f) {
-      std::fprintf(stderr, "\r\033[K[%-9s] %3d%%", stage.c_str(), int(f * 100));
-      if (f >= 1.0) std::fprintf(stderr, "\r\033[K");
-      std::fflush(stderr);
-    };
+}
 
+// One candidate: from the store when it has this pair (unless --force), else evaluated and saved.
+EvalResult evaluate_one(EvalOptions o, const std::string& candidate, Store* store, bool force,
+                        std::string& stored) {
+  o.candidate_path = candidate;
+  if (store && !force) {
+    auto task_hash = sha256_hex(read_file(o.task_path));
+    auto cand_hash = sha256_hex(read_file(candidate));
+    if (auto hit = store->find(task_hash, cand_hash, o.protocol_key(), o.device)) {
+      stored = store->path().string() + " (answered from the store; --force re-evaluates)";
+      return *hit;
+    }
+  }
+  EvalResult r = evaluate(o);
+  if (store) {
+    int64_t id = store->save(r, o.protocol_key(), o.device, read_file(candidate));
+    stored = store->path().string() + " (row " + std::to_string(id) + ")";
+  }
+  return r;
+}
+
+// One row per candidate; with --repeat, the speedup of each evaluation and their spread.
+void print_table(const std::vector<std::vector<EvalResult>>& runs, std::ostream& os) {
+  bool repeated = !runs.empty() && runs[0].size() > 1;
+  std::vector<std::string> headers = {"candidate", "verdict", "status", "speedup", "eager ms", "candidate ms"};
+  if (repeated) headers.insert(headers.end(), {"each run", "spread"});
+  headers.push_back("flags");
+  std::vector<bool> right = {false, false, false, true, true, true};
+  if (repeated) right.insert(right.end(), {false, true});
+  Table t(headers, right);
+  for (auto& reps : runs) {
+    const EvalResult& r = reps.front();
+    std::string flags;
+    for (auto& f : r.flags) flags += (flags.empty() ? "" : ",") + f.id;
+    std::vector<double> speedups, eager, cand;
+    bool all_accepted = true;
+    for (auto& x : reps) {
+      all_accepted &= x.accepted;
+      if (x.speedup.count("eager")) speedups.push_back(x.speedup.at("eager"));
+      if (x.runtime_ms.count("eager")) eager.push_back(x.runtime_ms.at("eager"));
+      if (x.runtime_ms.count("candidate")) cand.push_back(x.runtime_ms.at("candidate"));
+    }
+    std::vector<std::string> row = {
+        std::filesystem::path(r.candidate_path).filename().string(),
+        all_accepted ? "accepted" : "not accepted", status_name(r.status),
+        speedups.empty() ? "-" : fixed(median(speedups), 2) + "x",
+        eager.empty() ? "-" : fixed(median(eager), 4), cand.empty() ? "-" : fixed(median(cand), 4)};
+    if (repeated) {
+      std::string each;
+      for (double v : speedups) each += (each.empty() ? "" : " ") + fixed(v, 2);
+      double spread = speedups.empty() ? 0
+          : *std::max_element(speedups.begin(), speedups.end()) - *std::min_element(speedups.begin(), speedups.end());
+      row.insert(row.end(), {each.empty() ? "-" : each, speedups.empty() ? "-" : fixed(spread, 2)});
+    }
+    row.push_back(flags);
+    t.add_row(row);
+  }
+  t.print(os);
+}
+
+void run_eval(EvalArgs& a) {
+  check_arguments(a);
+  EvalOptions& o = a.options;
+  bool tty = isatty(2) && !a.json_out;
   std::unique_ptr<Store> store;
   if (!a.no_store) store = std::make_unique<Store>(a.db.empty() ? default_store_path() : std::filesystem::path(a.db));
-  std::string stored;
-  EvalResult r;
-  bool have = false;
-  if (store && !a.force) {
-    auto task_hash = sha256_hex(read_file(o.task_path));
-    auto cand_hash = sha256_hex(read_file(o.candidate_path));
-    if (auto hit = store->find(task_hash, cand_hash, o.protocol_key(), o.device)) {
-      r = *hit;
-      have = true;
-      stored = store->path().string() + " (answered from the store; --force re-evaluates)";
+  std::vector<std::vector<EvalResult>> runs;
+  json all = json::array();
+  std::size_t total = a.candidates.size() * std::size_t(a.repeat), done = 0;
+  for (auto& candidate : a.candidates) {
+    std::string name = std::filesystem::path(candidate).filename().string();
+    std::vector<EvalResult> reps;
+    for (int rep = 0; rep < a.repeat; ++rep, ++done) {
+      if (tty)
+        o.progress = [&, done](const std::string& stage, double f) {
+          std::fprintf(stderr, "\r\033[K[%zu/%zu] %s: %-9s %3d%%", done + 1, total, name.c_str(),
+                       stage.c_str(), int(f * 100));
+          std::fflush(stderr);
+        };
+      std::string stored;
+      // Repeats are fresh evaluations: the point is to see the spread between them.
+      EvalResult r = evaluate_one(o, candidate, store.get(), a.force || rep > 0, stored);
+      if (tty) std::fprintf(stderr, "\r\033[K");
+      if (a.json_out) all.push_back(r.to_json());
+      else {
+        if (done) std::cout << "\n";
+        print_summary(r, stored, std::cout);
+      }
+      reps.push_back(std::move(r));
     }
+    runs.push_back(std::move(reps));
   }
-  if (!have) {
-    r = evaluate(o);
-    if (store) {
-      int64_t id = store->save(r, o.protocol_key(), o.device, read_file(o.candidate_path));
-      stored = store->path().string() + " (row " + std::to_string(id) + ")";
-    }
+  if (a.json_out) {
+    // One evaluation: its result object. Several: one object holding them all.
+    std::cout << (all.size() == 1 ? all[0] : json{{"task", o.task_path}, {"results", all}}).dump() << std::endl;
+  } else if (total > 1) {
+    std::cout << "\n";
+    print_table(runs, std::cout);
   }
-  if (a.json_out) std::cout << r.to_json().dump() << std::endl;
-  else print_summary(r, stored, std::cout);
 }
 
 }  // namespace
@@ -121,7 +197,7 @@ void register_eval(CLI::App& app) {
   auto args = std::make_shared<EvalArgs>();
   auto* cmd = app.add_subcommand("eval", "Evaluate one candidate (ModelNew) against one task (Model)");
   cmd->add_option("--task,-t", args->options.task_path, "KernelBench task file (Model, get_inputs, get_init_inputs)")->required();
-  cmd->add_option("--candidate,-c", args->options.candidate_path, "candidate file defining ModelNew")->required();
+  cmd->add_option("--candidate,-c", args->candidates, "candidate file defining ModelNew (repeat for several)")->required();
   cmd->add_option("--device,-d", args->options.device, "cpu, cuda or cuda:N")->capture_default_str();
   cmd->add_flag("--json", args->json_out, "print exactly one JSON object on stdout");
   cmd->add_flag("--force", args->force, "evaluate again even if the store has this pair");
@@ -130,6 +206,8 @@ void register_eval(CLI::App& app) {
   cmd->add_option("--tolerance", args->tolerance, "standard (atol=rtol=1e-2) or strict (per dtype)")->capture_default_str();
   cmd->add_option("--seed", args->seed, "fixed seed for inputs and weights (default: fresh secret seeds)");
   cmd->add_option("--python", args->options.python, "Python interpreter with torch (default: $CUDAL1_PYTHON, python3, /usr/bin/python3)");
+  cmd->add_option("--repeat", args->repeat, "evaluate each candidate this many times (fresh each time) and show the spread")
+      ->check(CLI::Range(1, 100));
   cmd->add_flag("--no-timing", args->no_timing, "check correctness only");
   cmd->add_option("--buckets", args->options.buckets, "timing buckets (default 5 on CPU, 7 on CUDA)");
   cmd->add_option("--calls", args->options.calls_per_bucket, "timed calls per bucket (default 8 on CPU, 20 on CUDA)");

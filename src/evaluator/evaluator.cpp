@@ -99,9 +99,13 @@ bool measure(Worker& ref, Worker& cand, const EvalOptions& o, const std::string&
   if (apply_candidate_failure(cs, "timing warm-up", cand.stderr_tail(), r)) return false;
 
   std::vector<Bucket> buckets;
-  json batch = {{"op", "time"}, {"calls", ts.calls}};
-  json empty = {{"op", "overhead"}, {"calls", ts.calls}};
-  auto batch_timeout = call_timeout * ts.calls;
+  json batch = {{"op", "time"}, {"calls", ts.calls}, {"settle", 2}};
+  json empty = {{"op", "overhead"}, {"calls", ts.calls}, {"settle", 2}};
+  auto batch_timeout = call_timeout * (ts.calls + 2);
+  // The fixed cost of a timed batch on the parent's clock, from trusted code. Measured once, so
+  // the two sides alternate in each bucket with nothing else run in between (an empty batch in
+  // the reference after every bucket biased the pairing).
+  double overhead_wall_ms = reference_call(ref, empty, batch_timeout, task).wall_ms;
   int rounds = 0;
   for (;;) {
     for (int b = 0; b < ts.buckets; ++b) {
@@ -115,6 +119,7 @@ bool measure(Worker& ref, Worker& cand, const EvalOptions& o, const std::string&
           if (apply_candidate_failure(rep, "timed calls", cand.stderr_tail(), r)) return false;
           bucket.cand_ms = rep.body.value("device_ms", std::vector<double>{});
           bucket.cand_host_ms = rep.body.value("host_ms", std::vector<double>{});
+          bucket.cand_stream_ms = rep.body.value("stream_ms", std::vector<double>{});
           bucket.cand_wall_ms = rep.wall_ms;
           if (int(bucket.cand_ms.size()) != ts.calls) {
             r.status = Status::rejected;
@@ -125,11 +130,11 @@ bool measure(Worker& ref, Worker& cand, const EvalOptions& o, const std::string&
           WorkerReply rep = reference_call(ref, batch, batch_timeout, task);
           bucket.ref_ms = rep.body.value("device_ms", std::vector<double>{});
           bucket.ref_host_ms = rep.body.value("host_ms", std::vector<double>{});
+          bucket.ref_stream_ms = rep.body.value("stream_ms", std::vector<double>{});
           bucket.ref_wall_ms = rep.wall_ms;
         }
       }
-      // The fixed cost of a timed call, on the parent's clock, from trusted code.
-      bucket.overhead_wall_ms = reference_call(ref, empty, batch_timeout, task).wall_ms;
+      bucket.overhead_wall_ms = overhead_wall_ms;
       buckets.push_back(std::move(bucket));
       if (o.progress) o.progress("timing", double(buckets.size()) / double(ts.buckets * (1 + o.max_remeasure)));
     }
@@ -161,14 +166,23 @@ bool measure(Worker& ref, Worker& cand, const EvalOptions& o, const std::string&
                "bucket ratios still spread " + std::to_string(est.spread) + " after " +
                    std::to_string(rounds) + " re-measures; the figure was shrunk toward 1.00");
   // The candidate's own clock may be lied to; the parent's may not. Allow for the reference's
-  // own gap between the two, plus slack for scheduling noise.
-  double slack_ms = is_cuda(o.device) ? 0.05 : 0.5;
+  // own gap between the two, plus slack for scheduling noise (several evaluations may share
+  // the host: measured on an H200 with four at once, tiny kernels showed gaps near 0.1 ms).
+  double slack_ms = is_cuda(o.device) ? 0.25 : 1.0;
   double claimed = est.cand_ms;
   if (cand_clock > std::max(3.0, 2.0 * ref_clock) && cand_clock * claimed - claimed > slack_ms)
     r.add_flag("clock_disagreement", Severity::block,
                "the parent's clock saw " + std::to_string(cand_clock) +
                    "x the time per call that the candidate's process reported (reference: " +
                    std::to_string(ref_clock) + "x)");
+  // Work still running on another stream when the call returns: whoever uses the output next
+  // on the current stream would race it.
+  double side_ms = unsynchronised_work_ms(buckets);
+  r.statistics["unsynchronised_ms"] = side_ms;
+  if (is_cuda(o.device) && side_ms > std::max(0.05, 0.25 * est.cand_ms))
+    r.add_flag("side_stream_work", Severity::block,
+               "about " + std::to_string(side_ms) + " ms of each call's GPU work finishes after the "
+               "current stream does: work on a side stream that the current stream never waits for");
   if (!dev_all.empty() && is_cuda(o.device) && median(dev_all) < 0.5 * median(host_all) - 0.05)
     r.add_flag("clock_disagreement", Severity::block,
                "device events report under half of the host clock's time per call");

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <filesystem>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,9 @@ struct FixtureCase {
   bool builds_extension = false;      // uses load_inline: needs a long build timeout
   std::string name() const;           // file stem, usable as a test name
 };
+
+// Test frameworks print a case by its name.
+inline void PrintTo(const FixtureCase& c, std::ostream* os) { *os << c.name(); }
 
 // $CUDAL1_FIXTURES_DIR, else the source tree's tests/fixtures.
 std::filesystem::path fixtures_dir();

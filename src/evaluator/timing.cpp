@@ -61,4 +61,16 @@ double clock_disagreement(const std::vector<Bucket>& buckets, bool candidate) {
   return ratios.empty() ? 1.0 : median(ratios);
 }
 
+double unsynchronised_work_ms(const std::vector<Bucket>& buckets) {
+  std::vector<double> cand_gap, ref_gap;
+  for (auto& b : buckets) {
+    for (std::size_t i = 0; i < b.cand_ms.size() && i < b.cand_stream_ms.size(); ++i)
+      cand_gap.push_back(b.cand_ms[i] - b.cand_stream_ms[i]);
+    for (std::size_t i = 0; i < b.ref_ms.size() && i < b.ref_stream_ms.size(); ++i)
+      ref_gap.push_back(b.ref_ms[i] - b.ref_stream_ms[i]);
+  }
+  if (cand_gap.empty()) return 0.0;
+  return median(cand_gap) - (ref_gap.empty() ? 0.0 : median(ref_gap));
+}
+
 }  // namespace cudal1

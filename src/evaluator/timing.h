@@ -17,6 +17,7 @@ double quantile(std::vector<double> v, double q);  // linear interpolation, q in
 struct Bucket {
   std::vector<double> ref_ms, cand_ms;         // per call, the worker's device clock
   std::vector<double> ref_host_ms, cand_host_ms;  // per call, the worker's host clock
+  std::vector<double> ref_stream_ms, cand_stream_ms;  // per call, until the current stream is done
   double ref_wall_ms = 0, cand_wall_ms = 0;    // the parent's clock over each batch
   double overhead_wall_ms = 0;                 // parent's clock over an empty batch (reference)
   int calls = 0;
@@ -40,5 +41,9 @@ double conservative_speedup(double raw, double q25, double q75);
 // call, should not be far above what the worker's clock claims. Returns the ratio
 // (wall-derived ms) / (claimed ms), the median over buckets, for the candidate.
 double clock_disagreement(const std::vector<Bucket>& buckets, bool candidate);
+
+// Work the call leaves running on other streams: the median gap between "current stream done"
+// and "device done", candidate minus reference (the reference shows the sync's own latency), ms.
+double unsynchronised_work_ms(const std::vector<Bucket>& buckets);
 
 }  // namespace cudal1

@@ -38,3 +38,12 @@ TEST(Timing, ClockDisagreementSeesAFakedClock) {
   b[0].overhead_wall_ms = 2.0;
   EXPECT_NEAR(clock_disagreement(b, true), 500.0, 1e-6);
 }
+
+TEST(Timing, UnsynchronisedWorkIsTheGapBeyondTheReferences) {
+  std::vector<Bucket> b(1);
+  b[0].ref_ms = {1.02, 1.02};
+  b[0].ref_stream_ms = {1.0, 1.0};   // the sync's own latency: 0.02 ms
+  b[0].cand_ms = {0.52, 0.52};
+  b[0].cand_stream_ms = {0.02, 0.02};  // current stream done long before the device
+  EXPECT_NEAR(unsynchronised_work_ms(b), 0.48, 1e-9);
+}

@@ -115,6 +115,8 @@ class Host:
         self.role = role
         self.device = torch.device(device)
         if self.device.type == "cuda":
+            if self.device.index is None:  # "cuda" means the current device
+                self.device = torch.device("cuda", torch.cuda.current_device())
             torch.cuda.set_device(self.device)
         self.models = {}      # init index -> module
         self.cases = []       # list of (init index, inputs on device)
@@ -208,7 +210,8 @@ class Host:
         output the candidate allocates but never writes reads as NaN, not as a lucky value."""
         if self.device.type != "cuda":
             return  # on the host glibc's MALLOC_PERTURB_ does this for every allocation
-        blocks = [torch.full((max(n, 4) // 4,), float("nan"), device=self.device) for n in sizes]
+        # All-ones bytes: NaN in every float format, and the pattern the parent counts as unwritten.
+        blocks = [torch.full((max(n, 4) // 4,), -1, dtype=torch.int32, device=self.device) for n in sizes]
         del blocks
 
     def op_run_case(self, req):
@@ -219,8 +222,8 @@ class Host:
         self._poison_allocator(self.poison_sizes[req["case"]])
         with _no_grad():
             out = self.models[init](*args)
-        if self.device.type == "cuda":
-            torch.cuda.synchronize()
+        # No device-wide synchronise here: outputs are copied out on the current stream, as the
+        # next PyTorch op would read them, so work left running on a side stream is seen as such.
         values = tensor_io.as_list(out)
         checks = []
         for v in values:
@@ -235,11 +238,12 @@ class Host:
                 c["aliases_input"] = bool(ext) and any(
                     e and ext[0] < e[1] and e[0] < ext[1] for e in extents)
             checks.append(c)
-        after = _digest(args)
         out_file = os.path.join(req["out_dir"], f"out_{req['case']}.ctf")
         writable = [v if (c.get("materialised") and c.get("plain_tensor", True)) or not _isinstance(v, _Tensor)
                     else None for v, c in zip(values, checks)]
+        # Outputs first, straight after the call: nothing else gives side-stream work time to end.
         tensor_io.write_values(out_file, [w if w is not None else _Placeholder() for w in writable])
+        after = _digest(args)
         return {"ok": True, "out_file": out_file, "checks": checks,
                 "inputs_unchanged": before == after}
 
@@ -253,13 +257,15 @@ class Host:
         return {"ok": True, "flush_bytes": self.timer.flush_bytes}
 
     def op_time(self, req):
-        dev, host = self.timer.run(self.timing_model, self.timing_buffers, req["calls"])
-        return {"ok": True, "device_ms": dev, "host_ms": host}
+        dev, host, stream = self.timer.run(self.timing_model, self.timing_buffers, req["calls"],
+                                           req.get("settle", 0))
+        return {"ok": True, "device_ms": dev, "host_ms": host, "stream_ms": stream}
 
     def op_overhead(self, req):
         """The same loop around a call that does nothing: the fixed cost of one timed call."""
-        dev, host = self.timer.run(lambda *a: None, self.timing_buffers, req["calls"])
-        return {"ok": True, "device_ms": dev, "host_ms": host}
+        dev, host, stream = self.timer.run(lambda *a: None, self.timing_buffers, req["calls"],
+                                           req.get("settle", 0))
+        return {"ok": True, "device_ms": dev, "host_ms": host, "stream_ms": stream}
 
 
 class _Placeholder:

@@ -55,10 +55,18 @@ class Timer:
     def sync(self):
         self._sync()
 
-    def run(self, fn, buffers, calls):
-        """Times `calls` calls of fn(*buffers[i % len]); returns (device ms list, host ms list)."""
-        dev_ms, host_ms = [], []
+    def run(self, fn, buffers, calls, settle=0):
+        """Times `calls` calls of fn(*buffers[i % len]). Returns per-call lists: device ms (all
+        streams, to a device-wide sync), host ms, and stream ms (to the point where the current
+        stream, which the caller's next op would wait on, reaches the end of the call)."""
+        dev_ms, host_ms, stream_ms = [], [], []
         with _no_grad():
+            # Untimed calls first: the other worker's context just had the GPU, and switching
+            # back costs the first calls of a batch whichever side runs second.
+            for i in range(settle):
+                self.flush()
+                fn(*buffers[i % len(buffers)])
+                self._sync()
             for i in range(calls):
                 args = buffers[i % len(buffers)]
                 self.flush()
@@ -69,6 +77,9 @@ class Timer:
                     self._record(start, torch.cuda.current_stream(self.device))
                 t0 = _perf_ns()
                 out = fn(*args)
+                if self.cuda and self._record:
+                    mid = self._event_type(enable_timing=True)
+                    self._record(mid, torch.cuda.current_stream(self.device))
                 self._sync()
                 t1 = _perf_ns()
                 host = (t1 - t0) / 1e6
@@ -76,8 +87,10 @@ class Timer:
                     self._record(end, torch.cuda.current_stream(self.device))
                     self._ev_sync(end)
                     dev_ms.append(float(self._elapsed(start, end)))
+                    stream_ms.append(float(self._elapsed(start, mid)))
                 else:
                     dev_ms.append(host)
+                    stream_ms.append(host)
                 host_ms.append(host)
                 del out
-        return dev_ms, host_ms
+        return dev_ms, host_ms, stream_ms

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# scripts/gpu_check.sh [OUT_DIR] — everything that needs a GPU, in one call: build (or use the
+# static build carried in build-static/), run every GPU test, run the GPU benchmarks, and print
+# a short table last. Logs and the results store go to OUT_DIR ($OUT, else build/gpu-out).
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+out=${1:-${OUT:-$root/build/gpu-out}}
+mkdir -p "$out"
+
+bin=
+for d in build-static build; do
+  if [ -x "$d/cudal1" ] && [ -x "$d/cudal1_gpu_tests" ]; then bin=$d; break; fi
+done
+if [ -z "$bin" ]; then
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build -j "$(nproc)" || exit 1
+  bin=build
+fi
+
+export CUDAL1_PY_DIR=$root/src/runner/py CUDAL1_FIXTURES_DIR=$root/tests/fixtures
+export CUDAL1_CACHE=${CUDAL1_CACHE:-/tmp/cudal1-cache} CUDAL1_DB=$out/results.db
+export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0}  # build for the card in use only
+export MAX_JOBS=${MAX_JOBS:-4}
+
+{
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
+} | tee "$out/gpu.txt"
+
+# 1. Verdicts on CUDA for the whole corpus. They judge verdicts, not speed, so shards share the GPU.
+shards=${SHARDS:-4}
+start=$SECONDS
+for i in $(seq 0 $((shards - 1))); do
+  GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i "$bin/cudal1_gpu_tests" --gtest_filter='Corpus/*' \
+    >"$out/shard_$i.log" 2>&1 &
+done
+wait
+cat "$out"/shard_*.log >"$out/gpu_tests.log" && rm -f "$out"/shard_*.log
+verdict_secs=$((SECONDS - start))
+
+# 2. Timing checks with the GPU to themselves.
+"$bin/cudal1_gpu_tests" --gtest_filter='Timing.*' >>"$out/gpu_tests.log" 2>&1
+
+# 3. Benchmark: honest candidates, three fresh evaluations each.
+bench/eval_repeat.sh "$bin/cudal1" cuda 3 >"$out/bench.txt" 2>&1
+
+passed=$(grep -c '^\[       OK \]' "$out/gpu_tests.log")
+failed=$(grep -c '^\[  FAILED  \] [A-Z]' "$out/gpu_tests.log")
+echo
+echo "GPU tests: $passed passed, $failed failed (verdict shards ${verdict_secs}s)"
+grep '^\[  FAILED  \] [A-Z].*(' "$out/gpu_tests.log" | sort -u
+echo
+cat "$out/bench.txt"
