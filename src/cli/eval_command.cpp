@@ -27,7 +27,6 @@ struct EvalArgs {
   std::string db;
   bool json_out = false, force = false, no_store = false, no_timing = false;
   int repeat = 1;
-  uint64_t seed = 0;
 };
 
 std::string fixed(double v, int digits) {
@@ -59,7 +58,8 @@ void print_summary(const EvalResult& r, const std::string& stored, std::ostream&
        << " tolerance, max abs error " << max_abs << ")\n";
   }
   for (auto& f : r.flags)
-    os << "flag       " << f.id << " [" << severity_name(f.severity) << "] " << f.evidence << "\n";
+    os << "flag       " << f.id << " [" << severity_name(f.severity) << "] " << f.evidence
+       << (f.occurrences > 1 ? " (and " + std::to_string(f.occurrences - 1) + " more)" : "") << "\n";
   if (!r.error.empty()) {
     std::istringstream lines(r.error);
     std::string line;
@@ -87,7 +87,6 @@ void check_arguments(EvalArgs& a) {
   for (auto& p : files)
     if (!std::filesystem::is_regular_file(p))
       throw Error(ErrorKind::input, "no such file: " + p, "check the path");
-  if (a.seed) o.seed = a.seed;
   o.timing = !a.no_timing;
 }
 
@@ -155,7 +154,11 @@ void run_eval(EvalArgs& a) {
   EvalOptions& o = a.options;
   bool tty = isatty(2) && !a.json_out;
   std::unique_ptr<Store> store;
-  if (!a.no_store) store = std::make_unique<Store>(a.db.empty() ? default_store_path() : std::filesystem::path(a.db));
+  if (!a.no_store) {
+    store = std::make_unique<Store>(a.db.empty() ? default_store_path() : std::filesystem::path(a.db));
+    for (const char* suffix : {"", "-wal", "-shm"})
+      o.protect_files.push_back(store->path().string() + suffix);
+  }
   std::vector<std::vector<EvalResult>> runs;
   json all = json::array();
   std::size_t total = a.candidates.size() * std::size_t(a.repeat), done = 0;
@@ -204,7 +207,7 @@ void register_eval(CLI::App& app) {
   cmd->add_option("--db", args->db, "SQLite store (default $CUDAL1_DB or ~/.cache/cudal1/results.db)");
   cmd->add_flag("--no-store", args->no_store, "neither read nor write the store");
   cmd->add_option("--tolerance", args->tolerance, "standard (atol=rtol=1e-2) or strict (per dtype)")->capture_default_str();
-  cmd->add_option("--seed", args->seed, "fixed seed for inputs and weights (default: fresh secret seeds)");
+  cmd->add_option("--seed", args->options.seed, "fixed seed for inputs and weights (default: fresh secret seeds)");
   cmd->add_option("--python", args->options.python, "Python interpreter with torch (default: $CUDAL1_PYTHON, python3, /usr/bin/python3)");
   cmd->add_option("--repeat", args->repeat, "evaluate each candidate this many times (fresh each time) and show the spread")
       ->check(CLI::Range(1, 100));

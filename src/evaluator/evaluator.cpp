@@ -249,9 +249,16 @@ EvalResult evaluate(const EvalOptions& o) {
   cspec.limits.limit_address_space = !cuda;  // CUDA reserves far more address space than it uses
   cspec.limits.drop_privileges = true;
   // load_inline builds are kept per candidate content, so re-evaluating the same candidate does
-  // not rebuild; no other candidate is pointed at this folder.
-  cspec.extensions_dir = (extension_cache_dir() / r.candidate_hash.substr(0, 24)).string();
-  fs::create_directories(cspec.extensions_dir);
+  // not rebuild (its build folder keeps one path, which ninja needs to see it as up to date).
+  // The candidate sees only that folder of the cache; the rest, and the store, are hidden.
+  fs::path ext_root = extension_cache_dir();
+  std::string own = r.candidate_hash.substr(0, 24);
+  fs::create_directories(ext_root / own);
+  fs::create_directories(cand_dir / ".stage");
+  cspec.extensions_dir = (ext_root / own).string();
+  cspec.limits.hide_dirs = {{ext_root.string(), own, (cand_dir / ".stage").string()}};
+  for (auto& f : o.protect_files)
+    if (fs::exists(f)) cspec.limits.hide_files.push_back(fs::absolute(f).string());
   Worker cand(cspec);
   auto finish = [&](EvalResult& res) -> EvalResult {
     cand.shutdown();
@@ -279,7 +286,11 @@ EvalResult evaluate(const EvalOptions& o) {
     WorkerReply rr = cand.request({{"op", "run_case"}, {"case", k}, {"out_dir", cand_dir.string()}}, timeout);
     std::string what = "case " + std::to_string(k) + " (" + plan.cases[k]["dist"].get<std::string>() + " inputs)";
     if (apply_candidate_failure(rr, what, cand.stderr_tail(), r)) return finish(r);
-    exact_failed |= apply_exact_checks(rr.body, int(k), r);
+    std::size_t flags_before = r.flags.size();
+    if (apply_exact_checks(rr.body, int(k), r) && !exact_failed) {
+      exact_failed = true;
+      r.error = what + ": failed an exact check: " + r.flags[flags_before].evidence;
+    }
     std::vector<TensorValue> actual;
     try {
       fs::path out = fs::weakly_canonical(rr.body.value("out_file", ""));
@@ -300,7 +311,7 @@ EvalResult evaluate(const EvalOptions& o) {
     rec["dist"] = plan.cases[k]["dist"];
     rec["init"] = plan.cases[k]["init"];
     per_case.push_back(rec);
-    if (!passed && all_passed) {
+    if (!passed && all_passed && !exact_failed) {
       all_passed = false;
       std::string detail;
       for (auto& out : rec.value("outputs", json::array()))
@@ -318,7 +329,6 @@ EvalResult evaluate(const EvalOptions& o) {
   // A failed exact check is a rejection whatever the values; wrong values alone are incorrect.
   if (exact_failed) {
     r.status = Status::rejected;
-    r.error = "failed an exact check: " + r.flags.front().evidence;
     return finish(r);
   }
   if (!all_passed) {

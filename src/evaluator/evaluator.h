@@ -10,6 +10,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "evaluator/compare.h"
 #include "evaluator/result.h"
@@ -36,6 +37,9 @@ struct EvalOptions {
   double call_timeout_s = 120;       // one forward call
   std::size_t memory_limit_mb = 16384;
   std::size_t output_limit_kb = 4096;  // stdout+stderr of one worker
+  // Files the candidate must neither read nor write (the results store, its -wal and -shm):
+  // hidden from its process where mount namespaces are available.
+  std::vector<std::string> protect_files;
   std::function<void(const std::string& stage, double fraction)> progress;
 
   std::string protocol_key() const;  // what the store keys results by, besides content hashes

@@ -43,7 +43,7 @@ bool EvalResult::has_blocking_flag() const {
 void EvalResult::add_flag(std::string id, Severity severity, std::string evidence) {
   for (auto& f : flags)
     if (f.id == id) {
-      if (f.evidence.size() < 600) f.evidence += "; " + evidence;
+      ++f.occurrences;
       return;
     }
   flags.push_back({std::move(id), severity, std::move(evidence)});
@@ -52,7 +52,8 @@ void EvalResult::add_flag(std::string id, Severity severity, std::string evidenc
 json EvalResult::to_json() const {
   json flags_j = json::array();
   for (auto& f : flags)
-    flags_j.push_back({{"id", f.id}, {"severity", severity_name(f.severity)}, {"evidence", f.evidence}});
+    flags_j.push_back({{"id", f.id}, {"severity", severity_name(f.severity)}, {"evidence", f.evidence},
+                       {"occurrences", f.occurrences}});
   return {
       {"accepted", accepted},
       {"status", status_name(status)},
@@ -77,7 +78,7 @@ EvalResult EvalResult::from_json(const json& j) {
     std::string sev = f.value("severity", "block");
     r.flags.push_back({f.at("id").get<std::string>(),
                        sev == "warn" ? Severity::warn : sev == "info" ? Severity::info : Severity::block,
-                       f.value("evidence", "")});
+                       f.value("evidence", ""), f.value("occurrences", 1)});
   }
   r.runtime_ms = j.value("runtime_ms", std::map<std::string, double>{});
   r.speedup = j.value("speedup", std::map<std::string, double>{});

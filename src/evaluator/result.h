@@ -24,7 +24,8 @@ const char* severity_name(Severity s);
 struct Flag {
   std::string id;
   Severity severity = Severity::block;
-  std::string evidence;
+  std::string evidence;  // the first occurrence
+  int occurrences = 1;   // how many places (cases, outputs) raised it
 };
 
 struct EvalResult {

@@ -6,14 +6,18 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <mutex>
 #include <set>
@@ -60,6 +64,28 @@ void close_fd(int& fd) {
   if (spec.limits.limit_address_space && spec.limits.memory_bytes) {
     struct rlimit as = {spec.limits.memory_bytes, spec.limits.memory_bytes};
     setrlimit(RLIMIT_AS, &as);
+  }
+  const ProcessLimits& l = spec.limits;
+  if (!l.hide_dirs.empty() || !l.hide_files.empty()) {
+    // Done while still privileged; once capabilities are dropped nothing can be unmounted.
+    // Paths were built before fork(): only string reads and system calls here.
+    if (unshare(CLONE_NEWNS) == 0 && mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0) {
+      for (auto& h : l.hide_dirs) {
+        char keep_path[4096];
+        bool keep = !h.keep.empty() && h.path.size() + h.keep.size() + 2 < sizeof keep_path;
+        if (keep) {
+          std::memcpy(keep_path, h.path.data(), h.path.size());
+          keep_path[h.path.size()] = '/';
+          std::memcpy(keep_path + h.path.size() + 1, h.keep.data(), h.keep.size() + 1);
+          keep = mount(keep_path, h.stage.c_str(), nullptr, MS_BIND, nullptr) == 0;
+        }
+        if (mount("tmpfs", h.path.c_str(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=16k") != 0)
+          continue;
+        if (keep && mkdir(keep_path, 0755) == 0) mount(h.stage.c_str(), keep_path, nullptr, MS_BIND, nullptr);
+        mount(nullptr, h.path.c_str(), nullptr, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr);
+      }
+      for (auto& f : l.hide_files) mount("/dev/null", f.c_str(), nullptr, MS_BIND, nullptr);
+    }
   }
   if (spec.limits.drop_privileges) {
     prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
@@ -153,7 +179,11 @@ Process::Process(const ProcessSpec& spec) : limits_(spec.limits) {
   for (char** e = environ; *e; ++e) {
     std::string kv = *e;
     auto eq = kv.find('=');
-    if (eq != std::string::npos) env_map[kv.substr(0, eq)] = kv.substr(eq + 1);
+    if (eq == std::string::npos) continue;
+    std::string name = kv.substr(0, eq);
+    bool allowed = spec.env_allow_prefixes.empty();
+    for (auto& prefix : spec.env_allow_prefixes) allowed |= name.rfind(prefix, 0) == 0;
+    if (allowed) env_map[name] = kv.substr(eq + 1);
   }
   for (auto& name : spec.unset_env) env_map.erase(name);
   for (auto& [k, v] : spec.env) env_map[k] = v;

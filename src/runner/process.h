@@ -18,17 +18,29 @@
 
 namespace cudal1 {
 
+// A folder the child must not see, except `keep` (a subfolder name, may be empty), which stays
+// at its own path. `stage` is an existing empty folder outside `path` used while mounting.
+struct HiddenDir {
+  std::string path, keep, stage;
+};
+
 struct ProcessLimits {
   std::size_t output_bytes = 4u << 20;     // stdout+stderr together; past it the child is killed
   std::size_t memory_bytes = 0;            // resident set size; 0 = no limit
   bool limit_address_space = false;        // also set RLIMIT_AS to memory_bytes (not with CUDA)
   bool drop_privileges = false;            // no capabilities, no new privileges, no core dumps
+  // In a private mount namespace (best effort: skipped where the kernel or user cannot):
+  std::vector<HiddenDir> hide_dirs;        // covered by a read-only tmpfs, but for one subfolder
+  std::vector<std::string> hide_files;     // /dev/null bound over them: reads empty, writes vanish
 };
 
 struct ProcessSpec {
   std::vector<std::string> argv;
   std::map<std::string, std::string> env;  // added to (or replacing in) the parent's environment
   std::vector<std::string> unset_env;      // removed from the child's environment
+  // When not empty, only variables whose names start with one of these pass from the parent
+  // (spec.env is added after): untrusted code must not see API keys or tokens.
+  std::vector<std::string> env_allow_prefixes;
   std::string cwd;
   ProcessLimits limits;
 };

@@ -109,3 +109,32 @@ TEST(Process, DroppedPrivilegesCannotReadParentMemory) {
   ASSERT_EQ(p.read_line(5s, line), WaitOutcome::line);
   EXPECT_EQ(line, "denied");
 }
+
+TEST(Process, HiddenFilesAndDirectoriesStayOutOfReach) {
+  if (geteuid() != 0) GTEST_SKIP() << "mount namespaces need root here";
+  auto base = std::filesystem::temp_directory_path() / ("cudal1_hide_" + std::to_string(getpid()));
+  std::filesystem::create_directories(base / "cache" / "mine");
+  std::filesystem::create_directories(base / "work" / "stage");
+  std::ofstream(base / "store.db") << "secret";
+  std::ofstream(base / "cache" / "other") << "theirs";
+  std::ofstream(base / "cache" / "mine" / "build") << "own";
+  ProcessSpec s = shell(
+      "b=" + base.string() + "; "
+      "printf '%s|%s|%s\\n' \"$(cat $b/store.db)\" \"$(cat $b/cache/other 2>/dev/null)\" "
+      "\"$(cat $b/cache/mine/build)\" >&4; echo forged > $b/store.db; echo x > $b/cache/other");
+  s.limits.hide_dirs = {{(base / "cache").string(), "mine", (base / "work" / "stage").string()}};
+  s.limits.hide_files = {(base / "store.db").string()};
+  s.limits.drop_privileges = true;
+  Process p(s);
+  std::string line;
+  ASSERT_EQ(p.read_line(5s, line), WaitOutcome::line) << p.stderr_tail();
+  EXPECT_EQ(line, "||own");  // store reads empty, others' builds are gone, its own remain
+  p.read_line(5s, line);
+  std::ifstream store(base / "store.db"), other(base / "cache" / "other");
+  std::string a, b;
+  store >> a;
+  other >> b;
+  EXPECT_EQ(a, "secret");
+  EXPECT_EQ(b, "theirs");
+  std::filesystem::remove_all(base);
+}

@@ -31,7 +31,11 @@ Worker::Worker(const WorkerSpec& spec)
   ps.env["MALLOC_TRIM_THRESHOLD_"] = "1073741824";
   ps.env["MALLOC_TOP_PAD_"] = "67108864";
   if (spec.role == WorkerRole::candidate) {
-    ps.unset_env = {"CUDAL1_DB", "CUDAL1_PYTHON"};
+    // What Python, PyTorch, compilers and CUDA need; nothing else of the user's environment.
+    ps.env_allow_prefixes = {"PATH", "LANG", "LC_", "TZ", "TERM", "PYTHONPATH", "VIRTUAL_ENV",
+                             "LD_LIBRARY_PATH", "CUDA_", "NVIDIA_", "TORCH_CUDA_ARCH_LIST",
+                             "MAX_JOBS", "CC", "CXX", "OMP_", "MKL_", "OPENBLAS_", "NCCL_",
+                             "TORCH_SYMM_MEM_", "NVSHMEM_"};
   }
   process_ = std::make_unique<Process>(ps);
   std::random_device rd;
