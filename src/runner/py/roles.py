@@ -12,11 +12,9 @@ import loading
 import tensor_io
 from timing import Timer
 
+from tensor_io import _TB, _Tensor, _isinstance, _type  # bound before any candidate code runs
+
 _sha256 = hashlib.sha256
-_Tensor = torch.Tensor
-_type = type
-_isinstance = isinstance
-_TB = tensor_io._TB
 _data_ptr = _TB.data_ptr
 _element_size = _TB.element_size
 _stride = _TB.stride
