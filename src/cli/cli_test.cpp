@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -143,4 +144,39 @@ TEST(Cli, TaskErrorsNameFileAndLine) {
   EXPECT_EQ(import.exit_code, 4);
   EXPECT_NE(import.err.find("import_fails.py:3"), std::string::npos) << import.err;
   EXPECT_NE(import.err.find("cudal1_no_such_module_anywhere"), std::string::npos);
+}
+
+TEST(Cli, TasksListHasTheWholeSuiteWithComputedFigures) {
+  fs::path db = fs::temp_directory_path() / ("cudal1_tasks_" + std::to_string(::getpid()) + ".db");
+  auto r = run_cli("tasks list --json --db " + db.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json tasks = json::parse(r.out);
+  EXPECT_GE(tasks.size(), 60u);
+  std::set<int> levels;
+  for (auto& t : tasks) {
+    levels.insert(t["level"].get<int>());
+    EXPECT_TRUE(t["flops"].is_number()) << t["name"];
+    EXPECT_GT(t["bytes"].get<double>(), 0) << t["name"];
+    EXPECT_FALSE(t["name"].get<std::string>().empty());
+  }
+  EXPECT_EQ(levels, (std::set<int>{1, 2, 3}));
+  // Cached by content hash: the second listing computes nothing and agrees.
+  auto again = run_cli("tasks list --json --db " + db.string());
+  EXPECT_EQ(json::parse(again.out), tasks);
+  fs::remove(db);
+}
+
+TEST(Cli, TaskFiguresMatchHandCounts) {
+  // 64x256 @ 256x128: 2*64*256*128 FLOPs; bytes: x, weight, bias and output, each once.
+  auto r = run_cli("tasks show " + fixture("tasks/gemm_relu.py") + " --json --no-store");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json t = json::parse(r.out);
+  EXPECT_EQ(t["flops"].get<int64_t>(), 2 * 64 * 256 * 128);
+  EXPECT_EQ(t["bytes"].get<int64_t>(), 4 * (64 * 256 + 128 * 256 + 128 + 64 * 128));
+  // 4x8x32x32 input, 16 output channels, 3x3 kernel: 2 * out elements * Cin * 9.
+  json conv = json::parse(run_cli("tasks show " + fixture("tasks/conv_bn_relu.py") + " --json --no-store").out);
+  EXPECT_EQ(conv["flops"].get<int64_t>(), 2 * (4 * 16 * 32 * 32) * 8 * 9);
+  auto missing = run_cli("tasks show no_such_task_anywhere --no-store");
+  EXPECT_EQ(missing.exit_code, 3);
+  EXPECT_NE(missing.err.find("tasks list"), std::string::npos);
 }

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("cudal1 ") + CUDAL1_VERSION);
   app.require_subcommand(1);
   cudal1::cli::register_eval(app);
+  cudal1::cli::register_tasks(app);
 
   // Orphans a candidate leaves behind come back to us, so they can be killed.
   cudal1::protect_parent_process();

@@ -29,6 +29,13 @@ CREATE TABLE IF NOT EXISTS evaluations (
   speedup_eager    REAL,
   result_json      TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS task_meta (
+  task_hash  TEXT NOT NULL,
+  version    TEXT NOT NULL,
+  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  meta_json  TEXT NOT NULL,
+  PRIMARY KEY (task_hash, version)
+);
 CREATE INDEX IF NOT EXISTS evaluations_key
   ON evaluations (task_hash, candidate_hash, protocol, device);
 )sql";
@@ -114,6 +121,27 @@ int64_t Store::save(const EvalResult& r, const std::string& protocol_key, const 
     ins.bind(13, r.to_json().dump());
     ins.exec();
     return db_->getLastInsertRowid();
+  });
+}
+
+std::optional<nlohmann::json> Store::find_task_meta(const std::string& task_hash, const std::string& version) {
+  return guarded(path_, "reading the store", [&]() -> std::optional<nlohmann::json> {
+    SQLite::Statement q(*db_, "SELECT meta_json FROM task_meta WHERE task_hash = ? AND version = ?");
+    q.bind(1, task_hash);
+    q.bind(2, version);
+    if (!q.executeStep()) return std::nullopt;
+    return nlohmann::json::parse(q.getColumn(0).getString());
+  });
+}
+
+void Store::save_task_meta(const std::string& task_hash, const std::string& version, const nlohmann::json& meta) {
+  guarded(path_, "writing to the store", [&] {
+    SQLite::Statement q(*db_, "INSERT OR REPLACE INTO task_meta (task_hash, version, meta_json) VALUES (?, ?, ?)");
+    q.bind(1, task_hash);
+    q.bind(2, version);
+    q.bind(3, meta.dump());
+    q.exec();
+    return 0;
   });
 }
 

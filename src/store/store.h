@@ -32,6 +32,11 @@ class Store {
                const std::string& device, const std::string& candidate_source);
 
   int64_t count();
+
+  // Computed task metadata (tasks/suite.h), keyed by the task's content hash and the version of
+  // the code that computed it.
+  std::optional<nlohmann::json> find_task_meta(const std::string& task_hash, const std::string& version);
+  void save_task_meta(const std::string& task_hash, const std::string& version, const nlohmann::json& meta);
   const std::filesystem::path& path() const { return path_; }
 
  private:

@@ -124,7 +124,7 @@ class Host:
 
     def handle(self, op, req):
         fn = getattr(self, "op_" + str(op), None)
-        if fn is None or (op in ("load_task",) and self.role != "reference") or \
+        if fn is None or (op in ("load_task", "describe") and self.role != "reference") or \
            (op in ("load_candidate", "run_case") and self.role != "candidate"):
             return {"ok": False, "error": "protocol", "message": f"unknown op {op!r} for {self.role}"}
         return fn(req)
@@ -172,6 +172,18 @@ class Host:
                                       for v in values if _isinstance(v, _Tensor)]})
         return {"ok": True, "ctor": ctor, "inits": inits, "cases": cases,
                 "env": environment(self.device)}
+
+    def op_describe(self, req):
+        """FLOPs, bytes and shapes of a task, for `cudal1 tasks` (see describe.py)."""
+        import describe
+        path = req["task"]
+        self.described = getattr(self, "described", 0) + 1
+        try:
+            task = loading.load_module(path, f"cudal1_described_{self.described}")
+            loading.require(task, path, ["Model", "get_inputs", "get_init_inputs"])
+        except loading.LoadFailure as f:
+            return {"ok": False, "error": "task", "failure": f.to_json()}
+        return {"ok": True, "meta": describe.describe(task), "env": environment("cpu")}
 
     # --- candidate -------------------------------------------------------------------------
     def op_load_candidate(self, req):

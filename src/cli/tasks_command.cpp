@@ -1,0 +1,100 @@
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "core/paths.h"
+#include "report/table.h"
+#include "runner/python.h"
+#include "store/store.h"
+#include "tasks/suite.h"
+
+namespace cudal1::cli {
+
+namespace {
+
+struct TasksArgs {
+  std::string suite, db, python, name;
+  bool json_out = false, no_store = false;
+};
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+nlohmann::json describe(const TasksArgs& a, const std::vector<TaskEntry>& tasks) {
+  std::unique_ptr<Store> store;
+  if (!a.no_store) store = std::make_unique<Store>(a.db.empty() ? default_store_path() : std::filesystem::path(a.db));
+  bool tty = isatty(2) && !a.json_out;
+  return describe_tasks(tasks, store.get(), find_python(a.python), [&](std::size_t done, std::size_t total) {
+    if (!tty) return;
+    std::fprintf(stderr, "\r\033[K[describing tasks] %zu/%zu", done, total);
+    if (done == total) std::fprintf(stderr, "\r\033[K");
+    std::fflush(stderr);
+  });
+}
+
+void run_list(const TasksArgs& a) {
+  auto suite = a.suite.empty() ? default_suite_dir() : std::filesystem::path(a.suite);
+  nlohmann::json metas = describe(a, discover_tasks(suite));
+  if (a.json_out) {
+    std::cout << metas.dump() << std::endl;
+    return;
+  }
+  Table t({"name", "level", "GFLOP", "MB moved", "FLOP/byte", "dtypes", "what"},
+          {false, true, true, true, true, false, false});
+  for (auto& m : metas) {
+    double flops = m.value("flops", 0.0), bytes = m.value("bytes", 0.0);
+    std::string dtypes;
+    for (auto& d : m.value("float_dtypes", nlohmann::json::array())) dtypes += (dtypes.empty() ? "" : ",") + d.get<std::string>();
+    t.add_row({m["name"], std::to_string(m.value("level", 0)), fixed(flops / 1e9, 3), fixed(bytes / 1e6, 1),
+               bytes > 0 ? fixed(flops / bytes, 1) : "-", dtypes, m.value("doc", "").substr(0, 60)});
+  }
+  t.print(std::cout);
+  std::cout << metas.size() << " tasks in " << suite.string() << "\n";
+}
+
+void run_show(const TasksArgs& a) {
+  auto suite = a.suite.empty() ? default_suite_dir() : std::filesystem::path(a.suite);
+  nlohmann::json m = describe(a, {find_task(suite, a.name)})[0];
+  if (a.json_out) {
+    std::cout << m.dump() << std::endl;
+    return;
+  }
+  std::cout << "task       " << m["name"].get<std::string>() << " (level " << m.value("level", 0) << ")\n"
+            << "file       " << m["path"].get<std::string>() << "\n"
+            << "what       " << m.value("doc", "") << "\n"
+            << "FLOPs      " << m.value("flops", 0.0) / 1e9 << " G  (" << m.value("flop_counter", "") << ")\n"
+            << "bytes      " << m.value("bytes", 0.0) / 1e6 << " MB: inputs, parameters and outputs, each once\n";
+  for (auto& i : m.value("inputs", nlohmann::json::array())) std::cout << "input      " << i.dump() << "\n";
+  for (auto& o : m.value("outputs", nlohmann::json::array())) std::cout << "output     " << o.dump() << "\n";
+  std::cout << "parameters " << m.value("parameters", 0) << "\n";
+}
+
+}  // namespace
+
+void register_tasks(CLI::App& app) {
+  auto args = std::make_shared<TasksArgs>();
+  auto* cmd = app.add_subcommand("tasks", "The bundled task suite: list tasks with computed FLOPs and bytes");
+  cmd->require_subcommand(1);
+  auto common = [&](CLI::App* sub) {
+    sub->add_option("--suite", args->suite, "suite folder (default: $CUDAL1_TASKS_DIR or the bundled tasks/)");
+    sub->add_flag("--json", args->json_out, "print JSON on stdout");
+    sub->add_option("--db", args->db, "SQLite store caching the metadata (default as for eval)");
+    sub->add_flag("--no-store", args->no_store, "compute without reading or writing the store");
+    sub->add_option("--python", args->python, "Python interpreter with torch");
+  };
+  auto* list = cmd->add_subcommand("list", "every task: name, level, FLOPs, minimum bytes moved");
+  common(list);
+  list->callback([args] { run_list(*args); });
+  auto* show = cmd->add_subcommand("show", "one task in detail");
+  common(show);
+  show->add_option("name", args->name, "task name (e.g. level1/01_matmul_square, or a unique part) or a file")->required();
+  show->callback([args] { run_show(*args); });
+}
+
+}  // namespace cudal1::cli

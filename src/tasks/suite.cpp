@@ -1,0 +1,112 @@
+#include "tasks/suite.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "core/error.h"
+#include "core/hash.h"
+#include "core/paths.h"
+#include "runner/worker.h"
+#include "store/store.h"
+
+namespace fs = std::filesystem;
+
+namespace cudal1 {
+
+namespace {
+// Bumped when describe.py's definitions change, so cached metadata is recomputed.
+constexpr const char* kDescribeVersion = "describe/1";
+}  // namespace
+
+fs::path default_suite_dir() {
+  if (const char* env = std::getenv("CUDAL1_TASKS_DIR")) return env;
+  return CUDAL1_SOURCE_TASKS_DIR;
+}
+
+std::vector<TaskEntry> discover_tasks(const fs::path& suite) {
+  if (!fs::is_directory(suite))
+    throw Error(ErrorKind::input, "no task suite at " + suite.string(),
+                "pass --suite DIR (a folder with level1/, level2/, level3/) or set CUDAL1_TASKS_DIR");
+  std::vector<TaskEntry> out;
+  for (auto& dir : fs::directory_iterator(suite)) {
+    std::string folder = dir.path().filename().string();
+    if (!dir.is_directory() || folder.rfind("level", 0) != 0) continue;
+    int level = std::atoi(folder.c_str() + 5);
+    for (auto& f : fs::directory_iterator(dir.path()))
+      if (f.path().extension() == ".py")
+        out.push_back({folder + "/" + f.path().stem().string(), level, f.path()});
+  }
+  std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.name < b.name; });
+  return out;
+}
+
+TaskEntry find_task(const fs::path& suite, const std::string& name_or_path) {
+  if (fs::is_regular_file(name_or_path))
+    return {fs::path(name_or_path).stem().string(), 0, fs::path(name_or_path)};
+  std::vector<TaskEntry> hits, all = discover_tasks(suite);
+  for (auto& t : all) {
+    bool suffix = t.name.size() >= name_or_path.size() &&
+                  t.name.compare(t.name.size() - name_or_path.size(), name_or_path.size(), name_or_path) == 0;
+    if (t.name == name_or_path) return t;
+    if (suffix || t.name.find(name_or_path) != std::string::npos) hits.push_back(t);
+  }
+  if (hits.size() == 1) return hits[0];
+  std::string names;
+  for (std::size_t i = 0; i < hits.size() && i < 8; ++i) names += " " + hits[i].name;
+  throw Error(ErrorKind::input,
+              hits.empty() ? "no task named '" + name_or_path + "' in " + suite.string()
+                           : "'" + name_or_path + "' matches several tasks:" + names,
+              "`cudal1 tasks list` shows every name; give one exactly, or a path to a task file");
+}
+
+nlohmann::json describe_tasks(const std::vector<TaskEntry>& tasks, Store* store, const std::string& python,
+                              const std::function<void(std::size_t, std::size_t)>& progress) {
+  nlohmann::json out = nlohmann::json::array();
+  std::unique_ptr<Worker> worker;  // started on the first cache miss only
+  fs::path scratch;
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    const TaskEntry& t = tasks[i];
+    if (progress) progress(i, tasks.size());
+    std::string hash = sha256_hex(read_file(t.path));
+    nlohmann::json meta;
+    if (store)
+      if (auto cached = store->find_task_meta(hash, kDescribeVersion)) meta = *cached;
+    if (meta.is_null()) {
+      if (!worker) {
+        scratch = make_private_dir("cudal1-describe");
+        WorkerSpec spec{WorkerRole::reference, python, scratch.string(), "cpu", {}};
+        spec.limits.output_bytes = std::size_t(64) << 20;
+        worker = std::make_unique<Worker>(spec);
+      }
+      WorkerReply reply = worker->request({{"op", "describe"}, {"task", fs::absolute(t.path).string()}},
+                                          std::chrono::minutes(10));
+      if (reply.kind != WorkerReply::Kind::ok)
+        throw Error(ErrorKind::runner, "describing " + t.name + " failed: " + reply.detail, "",
+                    worker->stderr_tail(1500));
+      if (!reply.body.value("ok", false)) {
+        const auto& f = reply.body.value("failure", nlohmann::json::object());
+        throw Error(ErrorKind::task,
+                    t.path.string() + ": " + f.value("message", reply.body.value("message", std::string("cannot describe"))),
+                    "a task is a KernelBench file: class Model(nn.Module), get_inputs(), get_init_inputs()",
+                    reply.body.value("traceback", std::string()).substr(0, 1500));
+      }
+      meta = reply.body["meta"];
+      meta["torch"] = reply.body["env"].value("torch", "");
+      if (store) store->save_task_meta(hash, kDescribeVersion, meta);
+    }
+    meta["name"] = t.name;
+    meta["level"] = t.level;
+    meta["path"] = t.path.string();
+    meta["sha256"] = hash;
+    out.push_back(meta);
+  }
+  if (worker) worker->shutdown();
+  if (!scratch.empty()) {
+    std::error_code ec;
+    fs::remove_all(scratch, ec);
+  }
+  if (progress) progress(tasks.size(), tasks.size());
+  return out;
+}
+
+}  // namespace cudal1

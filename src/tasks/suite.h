@@ -1,0 +1,41 @@
+// tasks/suite.h — the bundled task suite: finding task files, and their computed metadata.
+//
+// A suite is a folder with level1/, level2/, level3/ holding KernelBench task files (and
+// solutions/, which is not part of the suite). Metadata (FLOPs, minimum bytes, shapes) is
+// computed by the trusted reference worker and cached in the store by the task's content hash.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace cudal1 {
+
+class Store;
+
+struct TaskEntry {
+  std::string name;             // "level1/01_matmul_square"
+  int level = 0;                // from the folder name levelN; 0 when not in one
+  std::filesystem::path path;
+};
+
+// $CUDAL1_TASKS_DIR, else the source tree's tasks/.
+std::filesystem::path default_suite_dir();
+
+// Every *.py under suite/levelN/ (sorted by name). Throws Error(input) if `suite` is missing.
+std::vector<TaskEntry> discover_tasks(const std::filesystem::path& suite);
+
+// A task by suite name ("level1/01_matmul_square", or a unique suffix like "01_matmul_square"),
+// or by file path. Throws Error(input) naming close matches when there is none.
+TaskEntry find_task(const std::filesystem::path& suite, const std::string& name_or_path);
+
+// Metadata of each task, from the store when cached, else computed (one worker for all) and
+// saved. Each element: {"name", "level", "path", "sha256", ...describe.py's fields}.
+nlohmann::json describe_tasks(const std::vector<TaskEntry>& tasks, Store* store,
+                              const std::string& python,
+                              const std::function<void(std::size_t done, std::size_t total)>& progress);
+
+}  // namespace cudal1
