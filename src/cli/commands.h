@@ -2,9 +2,17 @@
 // runs when chosen.
 #pragma once
 
+#include <memory>
+#include <string>
+
 #include <CLI/CLI.hpp>
 
+#include "store/store.h"
+
 namespace cudal1::cli {
+
+// The store named by --db, or the default one; none with --no-store.
+std::unique_ptr<Store> open_store(const std::string& db, bool no_store);
 
 // `cudal1 eval`: one task, one candidate, one verdict.
 void register_eval(CLI::App& app);

@@ -29,22 +29,16 @@ struct EvalArgs {
   int repeat = 1;
 };
 
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
 void print_summary(const EvalResult& r, const std::string& stored, std::ostream& os) {
   os << "task       " << r.task_path << "\n";
   os << "candidate  " << r.candidate_path << "\n";
   os << "verdict    " << (r.accepted ? "ACCEPTED" : "NOT ACCEPTED") << " (" << status_name(r.status) << ")\n";
   if (auto it = r.speedup.find("eager"); it != r.speedup.end()) {
     const json& s = r.statistics;
-    os << "speedup    " << fixed(it->second, 2) << "x vs eager  (eager " << fixed(r.runtime_ms.at("eager"), 4)
-       << " ms, candidate " << fixed(r.runtime_ms.at("candidate"), 4) << " ms; raw "
-       << fixed(s.value("raw_speedup", 0.0), 3) << "x over " << s.value("buckets", 0)
-       << " buckets, spread " << fixed(100 * s.value("spread", 0.0), 1) << "%)\n";
+    os << "speedup    " << format_fixed(it->second, 2) << "x vs eager  (eager " << format_fixed(r.runtime_ms.at("eager"), 4)
+       << " ms, candidate " << format_fixed(r.runtime_ms.at("candidate"), 4) << " ms; raw "
+       << format_fixed(s.value("raw_speedup", 0.0), 3) << "x over " << s.value("buckets", 0)
+       << " buckets, spread " << format_fixed(100 * s.value("spread", 0.0), 1) << "%)\n";
   }
   if (r.correctness.contains("cases")) {
     int n = 0, ok = 0;
@@ -134,14 +128,14 @@ void print_table(const std::vector<std::vector<EvalResult>>& runs, std::ostream&
     std::vector<std::string> row = {
         std::filesystem::path(r.candidate_path).filename().string(),
         all_accepted ? "accepted" : "not accepted", status_name(r.status),
-        speedups.empty() ? "-" : fixed(median(speedups), 2) + "x",
-        eager.empty() ? "-" : fixed(median(eager), 4), cand.empty() ? "-" : fixed(median(cand), 4)};
+        speedups.empty() ? "-" : format_fixed(median(speedups), 2) + "x",
+        eager.empty() ? "-" : format_fixed(median(eager), 4), cand.empty() ? "-" : format_fixed(median(cand), 4)};
     if (repeated) {
       std::string each;
-      for (double v : speedups) each += (each.empty() ? "" : " ") + fixed(v, 2);
+      for (double v : speedups) each += (each.empty() ? "" : " ") + format_fixed(v, 2);
       double spread = speedups.empty() ? 0
           : *std::max_element(speedups.begin(), speedups.end()) - *std::min_element(speedups.begin(), speedups.end());
-      row.insert(row.end(), {each.empty() ? "-" : each, speedups.empty() ? "-" : fixed(spread, 2)});
+      row.insert(row.end(), {each.empty() ? "-" : each, speedups.empty() ? "-" : format_fixed(spread, 2)});
     }
     row.push_back(flags);
     t.add_row(row);
@@ -153,9 +147,8 @@ void run_eval(EvalArgs& a) {
   check_arguments(a);
   EvalOptions& o = a.options;
   bool tty = isatty(2) && !a.json_out;
-  std::unique_ptr<Store> store;
-  if (!a.no_store) {
-    store = std::make_unique<Store>(a.db.empty() ? default_store_path() : std::filesystem::path(a.db));
+  std::unique_ptr<Store> store = open_store(a.db, a.no_store);
+  if (store) {
     for (const char* suffix : {"", "-wal", "-shm"})
       o.protect_files.push_back(store->path().string() + suffix);
   }

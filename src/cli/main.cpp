@@ -5,7 +5,15 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/paths.h"
 #include "runner/process.h"
+
+namespace cudal1::cli {
+std::unique_ptr<Store> open_store(const std::string& db, bool no_store) {
+  if (no_store) return nullptr;
+  return std::make_unique<Store>(db.empty() ? default_store_path() : std::filesystem::path(db));
+}
+}  // namespace cudal1::cli
 
 int main(int argc, char** argv) {
   CLI::App app{"cudal1: verified CUDA optimisation of PyTorch modules (CUDA-L1, as software)"};

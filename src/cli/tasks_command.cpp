@@ -20,15 +20,8 @@ struct TasksArgs {
   bool json_out = false, no_store = false;
 };
 
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
 nlohmann::json describe(const TasksArgs& a, const std::vector<TaskEntry>& tasks) {
-  std::unique_ptr<Store> store;
-  if (!a.no_store) store = std::make_unique<Store>(a.db.empty() ? default_store_path() : std::filesystem::path(a.db));
+  std::unique_ptr<Store> store = open_store(a.db, a.no_store);
   bool tty = isatty(2) && !a.json_out;
   return describe_tasks(tasks, store.get(), find_python(a.python), [&](std::size_t done, std::size_t total) {
     if (!tty) return;
@@ -51,8 +44,8 @@ void run_list(const TasksArgs& a) {
     double flops = m.value("flops", 0.0), bytes = m.value("bytes", 0.0);
     std::string dtypes;
     for (auto& d : m.value("float_dtypes", nlohmann::json::array())) dtypes += (dtypes.empty() ? "" : ",") + d.get<std::string>();
-    t.add_row({m["name"], std::to_string(m.value("level", 0)), fixed(flops / 1e9, 3), fixed(bytes / 1e6, 1),
-               bytes > 0 ? fixed(flops / bytes, 1) : "-", dtypes, m.value("doc", "").substr(0, 60)});
+    t.add_row({m["name"], std::to_string(m.value("level", 0)), format_fixed(flops / 1e9, 3), format_fixed(bytes / 1e6, 1),
+               bytes > 0 ? format_fixed(flops / bytes, 1) : "-", dtypes, m.value("doc", "").substr(0, 60)});
   }
   t.print(std::cout);
   std::cout << metas.size() << " tasks in " << suite.string() << "\n";

@@ -7,6 +7,9 @@
 
 namespace cudal1 {
 
+// v with `digits` decimals ("%.*f").
+std::string format_fixed(double v, int digits);
+
 class Table {
  public:
   explicit Table(std::vector<std::string> headers, std::vector<bool> right_aligned = {});
