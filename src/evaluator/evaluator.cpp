@@ -52,31 +52,6 @@ Plan make_plan(std::optional<uint64_t> seed) {
   return p;
 }
 
-// Reference-side failures stop the evaluation: the task, not the candidate, is at fault.
-WorkerReply reference_call(Worker& ref, const json& req, milliseconds timeout, const std::string& task) {
-  WorkerReply reply = ref.request(req, timeout);
-  if (reply.kind != WorkerReply::Kind::ok)
-    throw Error(ErrorKind::runner, "the reference worker failed: " + reply.detail,
-                "run the task on its own with python3 to see whether it works",
-                "stderr: " + ref.stderr_tail(1500));
-  const json& b = reply.body;
-  if (b.value("ok", false)) return reply;
-  if (b.value("error", "") == "task") {
-    const json& f = b["failure"];
-    std::string where = f.value("file", task);
-    if (f.contains("line") && f["line"].is_number()) where += ":" + std::to_string(f["line"].get<int>());
-    throw Error(ErrorKind::task, where + ": " + f.value("message", "cannot load the task"),
-                "a task is a KernelBench file: class Model(nn.Module), get_inputs(), get_init_inputs()",
-                f.value("traceback", "").empty() ? "" : "traceback tail: " + f.value("traceback", "").substr(
-                    f.value("traceback", "").size() > 800 ? f.value("traceback", "").size() - 800 : 0));
-  }
-  throw Error(ErrorKind::task,
-              "the reference Model failed during '" + req.value("op", "") + "': " +
-                  b.value("type", "") + ": " + b.value("message", ""),
-              "the task file itself must run: check it with python3",
-              b.value("traceback", "").substr(0, 2000));
-}
-
 struct TimingSettings {
   int buckets, calls, warmup;
 };

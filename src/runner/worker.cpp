@@ -113,6 +113,35 @@ void Worker::shutdown() {
   process_->kill_all();
 }
 
+namespace {
+std::string tail(const std::string& s, std::size_t n) { return s.size() <= n ? s : s.substr(s.size() - n); }
+}  // namespace
+
+WorkerReply reference_call(Worker& ref, const json& req, std::chrono::milliseconds timeout,
+                           const std::string& task) {
+  WorkerReply reply = ref.request(req, timeout);
+  if (reply.kind != WorkerReply::Kind::ok)
+    throw Error(ErrorKind::runner, "the reference worker failed: " + reply.detail,
+                "run the task on its own with python3 to see whether it works",
+                "stderr: " + ref.stderr_tail(1500));
+  const json& b = reply.body;
+  if (b.value("ok", false)) return reply;
+  if (b.value("error", "") == "task") {
+    const json& f = b["failure"];
+    std::string where = f.value("file", task);
+    if (f.contains("line") && f["line"].is_number()) where += ":" + std::to_string(f["line"].get<int>());
+    std::string trace = f.value("traceback", "");
+    throw Error(ErrorKind::task, where + ": " + f.value("message", "cannot load the task"),
+                "a task is a KernelBench file: class Model(nn.Module), get_inputs(), get_init_inputs()",
+                trace.empty() ? "" : "traceback tail: " + tail(trace, 800));
+  }
+  throw Error(ErrorKind::task,
+              task + ": the reference Model failed during '" + req.value("op", "") + "': " +
+                  b.value("type", "") + ": " + b.value("message", ""),
+              "the task file itself must run: check it with python3",
+              tail(b.value("traceback", ""), 2000));
+}
+
 std::string Worker::stderr_tail(std::size_t max_bytes) const {
   const std::string& t = process_->stderr_tail();
   return t.size() <= max_bytes ? t : t.substr(t.size() - max_bytes);

@@ -55,4 +55,10 @@ class Worker {
   std::string nonce_;  // every reply must carry it; a forged line does not
 };
 
+// The trusted reference worker's failures stop whatever asked: the task, not a candidate, is at
+// fault. Returns a reply that answered ok; otherwise throws Error(runner) when the worker broke
+// down, or Error(task) with file:line when the task does not load or its Model fails.
+WorkerReply reference_call(Worker& ref, const json& req, std::chrono::milliseconds timeout,
+                           const std::string& task);
+
 }  // namespace cudal1

@@ -78,18 +78,8 @@ nlohmann::json describe_tasks(const std::vector<TaskEntry>& tasks, Store* store,
         spec.limits.output_bytes = std::size_t(64) << 20;
         worker = std::make_unique<Worker>(spec);
       }
-      WorkerReply reply = worker->request({{"op", "describe"}, {"task", fs::absolute(t.path).string()}},
-                                          std::chrono::minutes(10));
-      if (reply.kind != WorkerReply::Kind::ok)
-        throw Error(ErrorKind::runner, "describing " + t.name + " failed: " + reply.detail, "",
-                    worker->stderr_tail(1500));
-      if (!reply.body.value("ok", false)) {
-        const auto& f = reply.body.value("failure", nlohmann::json::object());
-        throw Error(ErrorKind::task,
-                    t.path.string() + ": " + f.value("message", reply.body.value("message", std::string("cannot describe"))),
-                    "a task is a KernelBench file: class Model(nn.Module), get_inputs(), get_init_inputs()",
-                    reply.body.value("traceback", std::string()).substr(0, 1500));
-      }
+      WorkerReply reply = reference_call(*worker, {{"op", "describe"}, {"task", fs::absolute(t.path).string()}},
+                                         std::chrono::minutes(10), t.path.string());
       meta = reply.body["meta"];
       meta["torch"] = reply.body["env"].value("torch", "");
       if (store) store->save_task_meta(hash, kDescribeVersion, meta);
