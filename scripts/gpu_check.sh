@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# scripts/gpu_check.sh [OUT_DIR] — everything that needs a GPU, in one call: build (or use the
-# static build carried in build-static/), run every GPU test, run the GPU benchmarks, and print
-# a short table last. Logs and the results store go to OUT_DIR ($OUT, else build/gpu-out).
+# scripts/gpu_check.sh [OUT_DIR] — everything that needs a GPU: build (or use the static build
+# carried in build-static/), run every GPU test, run the GPU benchmarks, and print a short table
+# last. Logs and the results store go to OUT_DIR ($OUT, else build/gpu-out).
+# STAGES picks what runs (default "tests bench tasks"; "solutions" is long: every bundled task's
+# solutions through the evaluator, about 15 minutes on an H200, so it runs on its own).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -27,6 +29,12 @@ export MAX_JOBS=${MAX_JOBS:-4}
   python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
 } | tee "$out/gpu.txt"
 
+stages=${STAGES:-tests bench tasks}
+has() { [[ " $stages " == *" $1 "* ]]; }
+: >"$out/gpu_tests.log"
+verdict_secs=0
+
+if has tests; then
 # 1. Verdicts on CUDA for the whole corpus. They judge verdicts, not speed, so shards share the GPU.
 shards=${SHARDS:-4}
 start=$SECONDS
@@ -40,14 +48,23 @@ verdict_secs=$((SECONDS - start))
 
 # 2. Timing checks with the GPU to themselves.
 "$bin/cudal1_gpu_tests" --gtest_filter='Timing.*' >>"$out/gpu_tests.log" 2>&1
+fi
 
 # 3. Benchmark: honest candidates, three fresh evaluations each.
-bench/eval_repeat.sh "$bin/cudal1" cuda 3 >"$out/bench.txt" 2>&1
+has bench && bench/eval_repeat.sh "$bin/cudal1" cuda 3 >"$out/bench.txt" 2>&1
 
-passed=$(grep -c '^\[       OK \]' "$out/gpu_tests.log")
-failed=$(grep -c '^\[  FAILED  \] [A-Z]' "$out/gpu_tests.log")
+# 4. The task suite: eager time and speed-of-light fraction of every task on this GPU.
+has tasks && "$bin/cudal1" tasks list --device cuda --eager >"$out/tasks_sol.txt" 2>&1
+
+# 5. Every bundled solution through the evaluator.
+has solutions && bench/suite_solutions.sh "$bin/cudal1" cuda >"$out/solutions.txt" 2>&1
+
 echo
-echo "GPU tests: $passed passed, $failed failed (verdict shards ${verdict_secs}s)"
-grep '^\[  FAILED  \] [A-Z].*(' "$out/gpu_tests.log" | sort -u
-echo
-cat "$out/bench.txt"
+if has tests; then
+  passed=$(grep -c '^\[       OK \]' "$out/gpu_tests.log")
+  failed=$(grep -c '^\[  FAILED  \] [A-Z].*(' "$out/gpu_tests.log")
+  echo "GPU tests: $passed passed, $failed failed (verdict shards ${verdict_secs}s)"
+  grep '^\[  FAILED  \] [A-Z].*(' "$out/gpu_tests.log" | sort -u
+  echo
+fi
+for f in tasks_sol.txt solutions.txt bench.txt; do [ -s "$out/$f" ] && { cat "$out/$f"; echo; }; done

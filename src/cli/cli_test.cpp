@@ -180,3 +180,24 @@ TEST(Cli, TaskFiguresMatchHandCounts) {
   EXPECT_EQ(missing.exit_code, 3);
   EXPECT_NE(missing.err.find("tasks list"), std::string::npos);
 }
+
+TEST(Cli, SpeedOfLightOnTheCpu) {
+  // A two-task suite from the fixtures; the CPU's own ceilings are measured and cached.
+  fs::path suite = fs::temp_directory_path() / ("cudal1_suite_" + std::to_string(::getpid()));
+  fs::create_directories(suite / "level1");
+  for (auto name : {"gemm_relu.py", "scale_add.py"}) fs::copy_file(fixture(std::string("tasks/") + name), suite / "level1" / name);
+  fs::path db = suite / "store.db";
+  auto r = run_cli("tasks list --suite " + suite.string() + " --device cpu --eager --json --db " + db.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json tasks = json::parse(r.out);
+  ASSERT_EQ(tasks.size(), 2u);
+  for (auto& t : tasks) {
+    EXPECT_GT(t["sol_ms"].get<double>(), 0) << t["name"];
+    EXPECT_GT(t["eager_ms"].get<double>(), 0) << t["name"];
+    // The floor is a floor: an eager run far below it means the ceilings were mismeasured.
+    EXPECT_GT(t["sol_fraction"].get<double>(), 0.0);
+    EXPECT_LT(t["sol_fraction"].get<double>(), 3.0) << t.dump();
+  }
+  EXPECT_EQ(run_cli("tasks list --suite " + suite.string() + " --eager --db " + db.string()).exit_code, 2);
+  fs::remove_all(suite);
+}

@@ -29,12 +29,12 @@ CREATE TABLE IF NOT EXISTS evaluations (
   speedup_eager    REAL,
   result_json      TEXT NOT NULL
 );
-CREATE TABLE IF NOT EXISTS task_meta (
-  task_hash  TEXT NOT NULL,
+CREATE TABLE IF NOT EXISTS cache (
+  key        TEXT NOT NULL,
   version    TEXT NOT NULL,
   created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
-  meta_json  TEXT NOT NULL,
-  PRIMARY KEY (task_hash, version)
+  value_json TEXT NOT NULL,
+  PRIMARY KEY (key, version)
 );
 CREATE INDEX IF NOT EXISTS evaluations_key
   ON evaluations (task_hash, candidate_hash, protocol, device);
@@ -124,22 +124,22 @@ int64_t Store::save(const EvalResult& r, const std::string& protocol_key, const 
   });
 }
 
-std::optional<nlohmann::json> Store::find_task_meta(const std::string& task_hash, const std::string& version) {
+std::optional<nlohmann::json> Store::find_cached(const std::string& key, const std::string& version) {
   return guarded(path_, "reading the store", [&]() -> std::optional<nlohmann::json> {
-    SQLite::Statement q(*db_, "SELECT meta_json FROM task_meta WHERE task_hash = ? AND version = ?");
-    q.bind(1, task_hash);
+    SQLite::Statement q(*db_, "SELECT value_json FROM cache WHERE key = ? AND version = ?");
+    q.bind(1, key);
     q.bind(2, version);
     if (!q.executeStep()) return std::nullopt;
     return nlohmann::json::parse(q.getColumn(0).getString());
   });
 }
 
-void Store::save_task_meta(const std::string& task_hash, const std::string& version, const nlohmann::json& meta) {
+void Store::save_cached(const std::string& key, const std::string& version, const nlohmann::json& value) {
   guarded(path_, "writing to the store", [&] {
-    SQLite::Statement q(*db_, "INSERT OR REPLACE INTO task_meta (task_hash, version, meta_json) VALUES (?, ?, ?)");
-    q.bind(1, task_hash);
+    SQLite::Statement q(*db_, "INSERT OR REPLACE INTO cache (key, version, value_json) VALUES (?, ?, ?)");
+    q.bind(1, key);
     q.bind(2, version);
-    q.bind(3, meta.dump());
+    q.bind(3, value.dump());
     q.exec();
     return 0;
   });

@@ -33,10 +33,10 @@ class Store {
 
   int64_t count();
 
-  // Computed task metadata (tasks/suite.h), keyed by the task's content hash and the version of
-  // the code that computed it.
-  std::optional<nlohmann::json> find_task_meta(const std::string& task_hash, const std::string& version);
-  void save_task_meta(const std::string& task_hash, const std::string& version, const nlohmann::json& meta);
+  // Computed facts worth keeping (task metadata by content hash, device ceilings by device),
+  // keyed by what they describe and the version of the code that computed them.
+  std::optional<nlohmann::json> find_cached(const std::string& key, const std::string& version);
+  void save_cached(const std::string& key, const std::string& version, const nlohmann::json& value);
   const std::filesystem::path& path() const { return path_; }
 
  private:

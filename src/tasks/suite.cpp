@@ -70,7 +70,7 @@ nlohmann::json describe_tasks(const std::vector<TaskEntry>& tasks, Store* store,
     std::string hash = sha256_hex(read_file(t.path));
     nlohmann::json meta;
     if (store)
-      if (auto cached = store->find_task_meta(hash, kDescribeVersion)) meta = *cached;
+      if (auto cached = store->find_cached("task:" + hash, kDescribeVersion)) meta = *cached;
     if (meta.is_null()) {
       if (!worker) {
         scratch = make_private_dir("cudal1-describe");
@@ -82,7 +82,7 @@ nlohmann::json describe_tasks(const std::vector<TaskEntry>& tasks, Store* store,
                                          std::chrono::minutes(10), t.path.string());
       meta = reply.body["meta"];
       meta["torch"] = reply.body["env"].value("torch", "");
-      if (store) store->save_task_meta(hash, kDescribeVersion, meta);
+      if (store) store->save_cached("task:" + hash, kDescribeVersion, meta);
     }
     meta["name"] = t.name;
     meta["level"] = t.level;

@@ -124,7 +124,7 @@ class Host:
 
     def handle(self, op, req):
         fn = getattr(self, "op_" + str(op), None)
-        if fn is None or (op in ("load_task", "describe") and self.role != "reference") or \
+        if fn is None or (op in ("load_task", "describe", "ceilings", "eager_time") and self.role != "reference") or \
            (op in ("load_candidate", "run_case") and self.role != "candidate"):
             return {"ok": False, "error": "protocol", "message": f"unknown op {op!r} for {self.role}"}
         return fn(req)
@@ -184,6 +184,34 @@ class Host:
         except loading.LoadFailure as f:
             return {"ok": False, "error": "task", "failure": f.to_json()}
         return {"ok": True, "meta": describe.describe(task), "env": environment("cpu")}
+
+    def op_ceilings(self, req):
+        """Matrix rate and copy bandwidth of this worker's device (ceilings.py)."""
+        import ceilings
+        return {"ok": True, "ceilings": ceilings.measure(self.device), "env": environment(self.device)}
+
+    def op_eager_time(self, req):
+        """Median time of one eager call of a task's Model on this device, timed as candidates
+        are (flush, rotated inputs, device-wide sync)."""
+        path = req["task"]
+        self.described = getattr(self, "described", 0) + 1
+        try:
+            task = loading.load_module(path, f"cudal1_timed_{self.described}")
+            loading.require(task, path, ["Model", "get_inputs", "get_init_inputs"])
+        except loading.LoadFailure as f:
+            return {"ok": False, "error": "task", "failure": f.to_json()}
+        _manual_seed(0)
+        init_inputs = list(task.get_init_inputs())
+        _manual_seed(0)
+        model = task.Model(*init_inputs).to(self.device)
+        _manual_seed(0)
+        inputs = _to_device(list(task.get_inputs()), self.device)
+        timer = Timer(self.device)
+        buffers = [_clone(inputs) for _ in range(req.get("buffers", 2))]
+        timer.run(model, buffers, req.get("warmup", 3))
+        dev_ms, _, _ = timer.run(model, buffers, req.get("calls", 10), settle=1)
+        dev_ms.sort()
+        return {"ok": True, "eager_ms": dev_ms[len(dev_ms) // 2], "calls": len(dev_ms)}
 
     # --- candidate -------------------------------------------------------------------------
     def op_load_candidate(self, req):
