@@ -170,8 +170,14 @@ bool measure(Worker& ref, Worker& cand, const EvalOptions& o, const std::string&
 }  // namespace
 
 std::string EvalOptions::protocol_key() const {
-  return std::string(kProtocolVersion) + ";tol=" + tolerance_mode_name(tolerance) +
-         ";timing=" + (timing ? "on" : "off");
+  // Everything that changes what a figure means: a quick 3-bucket run or a fixed seed is not
+  // the default protocol and must not answer for it.
+  std::string key = std::string(kProtocolVersion) + ";tol=" + tolerance_mode_name(tolerance) +
+                    ";timing=" + (timing ? "on" : "off");
+  if (buckets > 0) key += ";buckets=" + std::to_string(buckets);
+  if (calls_per_bucket > 0) key += ";calls=" + std::to_string(calls_per_bucket);
+  if (seed) key += ";seed=" + std::to_string(*seed);
+  return key;
 }
 
 EvalResult evaluate(const EvalOptions& o) {

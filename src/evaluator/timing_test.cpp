@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "evaluator/evaluator.h"
 #include "evaluator/timing.h"
 
 using namespace cudal1;
@@ -46,4 +47,13 @@ TEST(Timing, UnsynchronisedWorkIsTheGapBeyondTheReferences) {
   b[0].cand_ms = {0.52, 0.52};
   b[0].cand_stream_ms = {0.02, 0.02};  // current stream done long before the device
   EXPECT_NEAR(unsynchronised_work_ms(b), 0.48, 1e-9);
+}
+
+TEST(Protocol, NonDefaultTimingOrSeedsNeverAnswerForTheDefault) {
+  EvalOptions plain, quick, seeded;
+  quick.buckets = 3;
+  seeded.seed = 42;
+  EXPECT_NE(plain.protocol_key(), quick.protocol_key());
+  EXPECT_NE(plain.protocol_key(), seeded.protocol_key());
+  EXPECT_EQ(plain.protocol_key(), EvalOptions{}.protocol_key());
 }
