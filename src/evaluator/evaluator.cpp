@@ -243,9 +243,9 @@ EvalResult evaluate(const EvalOptions& o) {
   cspec.limits.hide_dirs = {{ext_root.string(), own, (cand_dir / ".stage").string()}};
   for (auto& f : o.protect_files)
     if (fs::exists(f)) cspec.limits.hide_files.push_back(fs::absolute(f).string());
-  Worker cand(cspec);
+  auto cand_ptr = std::make_unique<Worker>(cspec);
   auto finish = [&](EvalResult& res) -> EvalResult {
-    cand.shutdown();
+    cand_ptr->shutdown();
     ref.shutdown();
     res.accepted = res.status == Status::ok && !res.has_blocking_flag();
     report("done", 1.0);
@@ -256,10 +256,11 @@ EvalResult evaluate(const EvalOptions& o) {
   for (auto& c : loaded["cases"]) case_meta.push_back({{"file", c["file"]}, {"init", c["init"]}, {"outputs", c["outputs"]}});
   json init_meta = json::array();
   for (auto& i : loaded["inits"]) init_meta.push_back({{"file", i["file"]}});
-  WorkerReply lr = cand.request({{"op", "load_candidate"}, {"candidate", r.candidate_path},
-                                 {"inits", init_meta}, {"cases", case_meta}, {"ctor", loaded["ctor"]}},
-                                seconds_to_ms(o.build_timeout_s));
-  if (apply_candidate_failure(lr, "loading the candidate", cand.stderr_tail(), r)) return finish(r);
+  json load_request = {{"op", "load_candidate"}, {"candidate", r.candidate_path},
+                       {"inits", init_meta}, {"cases", case_meta}, {"ctor", loaded["ctor"]}};
+  WorkerReply lr = cand_ptr->request(load_request, seconds_to_ms(o.build_timeout_s));
+  if (apply_candidate_failure(lr, "loading the candidate", cand_ptr->stderr_tail(), r)) return finish(r);
+  Worker& cand = *cand_ptr;
 
   // 3. Correctness on every case; exact checks first, then values.
   bool all_passed = true, exact_failed = false;
@@ -324,6 +325,29 @@ EvalResult evaluate(const EvalOptions& o) {
   if (o.timing) {
     report("timing", 0.5);
     if (!measure(ref, cand, o, o.task_path, rng, r)) return finish(r);
+    // A large gain is measured again with a fresh candidate process before it counts, so a
+    // process that learned something during the first measurement gains nothing from it; the
+    // lower of the two figures stands.
+    double first = r.speedup["eager"];
+    if (o.fresh_remeasure_above > 0 && first > o.fresh_remeasure_above && !r.has_blocking_flag()) {
+      report("re-timing", 0.8);
+      json first_stats = r.statistics;
+      auto first_runtime = r.runtime_ms;
+      cand_ptr->shutdown();
+      cand_ptr = std::make_unique<Worker>(cspec);
+      WorkerReply again = cand_ptr->request(load_request, seconds_to_ms(o.build_timeout_s));
+      if (apply_candidate_failure(again, "reloading the candidate in a fresh process", cand_ptr->stderr_tail(), r))
+        return finish(r);
+      if (!measure(ref, *cand_ptr, o, o.task_path, rng, r)) return finish(r);
+      double second = r.speedup["eager"];
+      if (first < second) {
+        r.speedup["eager"] = first;
+        r.runtime_ms = first_runtime;
+        std::swap(r.statistics, first_stats);
+      }
+      r.statistics["fresh_process_remeasure"] = {{"first", first}, {"second", second},
+                                                 {"threshold", o.fresh_remeasure_above}};
+    }
     if (r.has_blocking_flag()) {
       r.status = Status::rejected;
       r.error = "timing could not be trusted: " + r.flags.back().evidence;

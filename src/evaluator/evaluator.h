@@ -33,6 +33,7 @@ struct EvalOptions {
   int warmup = 0;                    // 0: 3 on CPU, 10 on CUDA
   double spread_limit = 0.10;        // re-measure while (q75 - q25) / median is above this
   int max_remeasure = 2;
+  double fresh_remeasure_above = 3.0;  // a speedup above this is timed again in a fresh process
   double build_timeout_s = 900;      // loading the candidate, compilation included
   double call_timeout_s = 120;       // one forward call
   std::size_t memory_limit_mb = 16384;

@@ -74,3 +74,23 @@ INSTANTIATE_TEST_SUITE_P(Corpus, Fixture, ::testing::ValuesIn(all_cases()),
                          [](const auto& info) { return info.param.name(); });
 
 }  // namespace
+
+namespace {
+
+// A gain above 3x is timed again in a fresh candidate process, and the lower figure stands.
+TEST(Evaluator, LargeSpeedupsAreRetimedInAFreshProcess) {
+  EvalOptions o;
+  o.task_path = (fixtures_dir() / "tasks" / "row_loop_norm.py").string();
+  o.candidate_path = (fixtures_dir() / "candidates" / "ok_row_loop_norm_vectorised.py").string();
+  o.device = CUDAL1_TEST_DEVICE;
+  o.buckets = 3;
+  o.calls_per_bucket = 4;
+  EvalResult r = evaluate(o);
+  ASSERT_TRUE(r.accepted) << r.error;
+  ASSERT_TRUE(r.statistics.contains("fresh_process_remeasure")) << r.statistics.dump();
+  const json& again = r.statistics["fresh_process_remeasure"];
+  EXPECT_GT(again["first"].get<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(r.speedup.at("eager"), std::min(again["first"].get<double>(), again["second"].get<double>()));
+}
+
+}  // namespace
