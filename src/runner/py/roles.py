@@ -2,6 +2,7 @@
 expected outputs. Candidate: untrusted, loads ModelNew and runs it on inputs it is handed."""
 import hashlib
 import inspect
+import itertools
 import os
 import platform
 import sys
@@ -21,6 +22,20 @@ _stride = _TB.stride
 _size = _TB.size
 _no_grad = torch.no_grad
 _manual_seed = torch.manual_seed
+
+
+_task_numbers = itertools.count()  # each loaded task gets a module name of its own
+
+
+def _load_task(path):
+    """The task module at `path`; raises loading.LoadFailure saying what is wrong with it."""
+    task = loading.load_module(path, f"cudal1_task_{next(_task_numbers)}")
+    loading.require(task, path, ["Model", "get_inputs", "get_init_inputs"])
+    return task
+
+
+def _task_failure(failure):
+    return {"ok": False, "error": "task", "failure": failure.to_json()}
 
 
 def _load_case_file(path):
@@ -134,12 +149,10 @@ class Host:
 
     # --- reference -------------------------------------------------------------------------
     def op_load_task(self, req):
-        path = req["task"]
         try:
-            task = loading.load_module(path, "cudal1_task")
-            loading.require(task, path, ["Model", "get_inputs", "get_init_inputs"])
+            task = _load_task(req["task"])
         except loading.LoadFailure as f:
-            return {"ok": False, "error": "task", "failure": f.to_json()}
+            return _task_failure(f)
         ctor = [p for p in inspect.signature(task.Model.__init__).parameters if p != "self"]
         workdir, private = req["workdir"], req["private"]
         inits, cases = [], []
@@ -176,13 +189,10 @@ class Host:
     def op_describe(self, req):
         """FLOPs, bytes and shapes of a task, for `cudal1 tasks` (see describe.py)."""
         import describe
-        path = req["task"]
-        self.described = getattr(self, "described", 0) + 1
         try:
-            task = loading.load_module(path, f"cudal1_described_{self.described}")
-            loading.require(task, path, ["Model", "get_inputs", "get_init_inputs"])
+            task = _load_task(req["task"])
         except loading.LoadFailure as f:
-            return {"ok": False, "error": "task", "failure": f.to_json()}
+            return _task_failure(f)
         return {"ok": True, "meta": describe.describe(task), "env": environment("cpu")}
 
     def op_ceilings(self, req):
@@ -193,13 +203,10 @@ class Host:
     def op_eager_time(self, req):
         """Median time of one eager call of a task's Model on this device, timed as candidates
         are (flush, rotated inputs, device-wide sync)."""
-        path = req["task"]
-        self.described = getattr(self, "described", 0) + 1
         try:
-            task = loading.load_module(path, f"cudal1_timed_{self.described}")
-            loading.require(task, path, ["Model", "get_inputs", "get_init_inputs"])
+            task = _load_task(req["task"])
         except loading.LoadFailure as f:
-            return {"ok": False, "error": "task", "failure": f.to_json()}
+            return _task_failure(f)
         _manual_seed(0)
         init_inputs = list(task.get_init_inputs())
         _manual_seed(0)
