@@ -18,7 +18,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -111,6 +110,17 @@ std::string signal_name(int sig) {
   return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
 }
 
+// A small /proc file, or "" when it cannot be read. Plain read(2): the process may exit while
+// we read, and libstdc++'s streams throw on the resulting ESRCH.
+std::string read_proc_file(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  char buf[4096];
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
+}
+
 // Every pid whose parent is `parent` (from /proc/<pid>/stat).
 std::vector<pid_t> children_of(pid_t parent) {
   std::vector<pid_t> out;
@@ -120,8 +130,7 @@ std::vector<pid_t> children_of(pid_t parent) {
     char* end = nullptr;
     long pid = std::strtol(e->d_name, &end, 10);
     if (!end || *end || pid <= 0) continue;
-    std::ifstream stat("/proc/" + std::string(e->d_name) + "/stat");
-    std::string content((std::istreambuf_iterator<char>(stat)), {});
+    std::string content = read_proc_file("/proc/" + std::string(e->d_name) + "/stat");
     auto close_paren = content.rfind(')');
     if (close_paren == std::string::npos) continue;
     char state = 0;
@@ -283,9 +292,9 @@ bool Process::reap(bool block) {
 
 bool Process::check_memory() {
   if (!limits_.memory_bytes || exit_) return true;
-  std::ifstream statm("/proc/" + std::to_string(pid_) + "/statm");
-  std::size_t size_pages = 0, rss_pages = 0;
-  if (!(statm >> size_pages >> rss_pages)) return true;
+  std::string statm = read_proc_file("/proc/" + std::to_string(pid_) + "/statm");
+  unsigned long size_pages = 0, rss_pages = 0;
+  if (sscanf(statm.c_str(), "%lu %lu", &size_pages, &rss_pages) != 2) return true;
   std::size_t rss = rss_pages * static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   if (rss > peak_rss_) peak_rss_ = rss;
   return rss <= limits_.memory_bytes;
