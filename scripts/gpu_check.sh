@@ -3,7 +3,8 @@
 # carried in build-static/), run every GPU test, run the GPU benchmarks, and print a short table
 # last. Logs and the results store go to OUT_DIR ($OUT, else build/gpu-out).
 # STAGES picks what runs (default "tests bench tasks"; "solutions" is long: every bundled task's
-# solutions through the evaluator, about 15 minutes on an H200, so it runs on its own).
+# solutions through the evaluator, long, so it runs on its own; SOLUTION_LEVELS="1" or "2 3"
+# splits it to fit a 10-minute device call).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -57,7 +58,7 @@ has bench && bench/eval_repeat.sh "$bin/cudal1" cuda 3 >"$out/bench.txt" 2>&1
 has tasks && "$bin/cudal1" tasks list --device cuda --eager >"$out/tasks_sol.txt" 2>&1
 
 # 5. Every bundled solution through the evaluator.
-has solutions && bench/suite_solutions.sh "$bin/cudal1" cuda >"$out/solutions.txt" 2>&1
+has solutions && bench/suite_solutions.sh "$bin/cudal1" cuda "${SOLUTION_LEVELS:-1 2 3}" >"$out/solutions.txt" 2>&1
 
 echo
 if has tests; then

@@ -1,5 +1,6 @@
 #include "evaluator/evaluator.h"
 
+#include <chrono>
 #include <algorithm>
 #include <filesystem>
 #include <random>
@@ -188,7 +189,18 @@ EvalResult evaluate(const EvalOptions& o) {
   std::string cand_src = read_file(o.candidate_path);
   r.task_hash = sha256_hex(task_src);
   r.candidate_hash = sha256_hex(cand_src);
-  auto report = [&](const std::string& stage, double f) { if (o.progress) o.progress(stage, f); };
+  // Each stage runs until the next is reported; its wall time goes into phase_seconds.
+  std::string stage_now;
+  auto stage_start = std::chrono::steady_clock::now();
+  auto report = [&](const std::string& stage, double f) {
+    auto now = std::chrono::steady_clock::now();
+    if (!stage_now.empty())
+      r.phase_seconds[stage_now] = r.phase_seconds.value(stage_now, 0.0) +
+                                   std::chrono::duration<double>(now - stage_start).count();
+    stage_now = stage;
+    stage_start = now;
+    if (o.progress) o.progress(stage, f);
+  };
 
   std::string python = find_python(o.python);
   ScratchDir scratch;

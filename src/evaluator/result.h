@@ -38,6 +38,7 @@ struct EvalResult {
   json correctness = json::object();         // per case: seed, distribution, comparison
   json statistics = json::object();          // buckets, ratios, spread, re-measures
   json provenance = json::object();          // device, driver, versions, protocol, seeds
+  json phase_seconds = json::object();       // wall time per phase: where an evaluation's time went
   std::string task_path, candidate_path, task_hash, candidate_hash;
   bool from_store = false;
 

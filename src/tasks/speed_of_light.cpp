@@ -13,7 +13,7 @@ namespace fs = std::filesystem;
 namespace cudal1 {
 
 namespace {
-constexpr const char* kCeilingsVersion = "ceilings/1";
+constexpr const char* kCeilingsVersion = "ceilings/2";
 }
 
 double speed_of_light_ms(const nlohmann::json& meta, const nlohmann::json& ceilings) {
@@ -24,7 +24,15 @@ double speed_of_light_ms(const nlohmann::json& meta, const nlohmann::json& ceili
   for (const char* reduced : {"bfloat16", "float16"})
     if (std::find(dtypes.begin(), dtypes.end(), reduced) != dtypes.end() && rates.contains(reduced)) dtype = reduced;
   double rate = rates.value(dtype, 0.0), bw = ceilings.value("bytes_per_s", 0.0);
-  double compute_s = rate > 0 ? meta.value("flops", 0.0) / rate : 0.0;
+  double flops = meta.value("flops", 0.0), conv = std::min(meta.value("conv_flops", 0.0), flops);
+  // Eager float32 may legally run on TF32 tensor cores (cuDNN convolutions by default, matmuls
+  // when enabled); its ceiling is then the TF32 rate, or a measured eager time beats "light".
+  double conv_rate = rate, other_rate = rate;
+  if (dtype == "float32" && rates.contains("tfloat32")) {
+    if (ceilings.value("cudnn_allow_tf32", false)) conv_rate = rates["tfloat32"].get<double>();
+    if (ceilings.value("matmul_allow_tf32", false)) other_rate = rates["tfloat32"].get<double>();
+  }
+  double compute_s = rate > 0 ? conv / conv_rate + (flops - conv) / other_rate : 0.0;
   double memory_s = bw > 0 ? meta.value("bytes", 0.0) / bw : 0.0;
   return 1e3 * std::max(compute_s, memory_s);
 }

@@ -15,4 +15,11 @@ TEST(SpeedOfLight, LargerOfComputeAndMemory) {
   // Elementwise work counts no FLOPs: memory alone.
   nlohmann::json relu = {{"flops", 0}, {"bytes", 8e9}, {"float_dtypes", {"float32"}}};
   EXPECT_DOUBLE_EQ(speed_of_light_ms(relu, ceilings), 2.0);
+  // float32 convolutions run at the TF32 rate when cuDNN allows it, the rest at float32's.
+  ceilings["flops_per_s"]["tfloat32"] = 400e12;
+  ceilings["cudnn_allow_tf32"] = true;
+  nlohmann::json conv = {{"flops", 100e9}, {"conv_flops", 80e9}, {"bytes", 0}, {"float_dtypes", {"float32"}}};
+  EXPECT_DOUBLE_EQ(speed_of_light_ms(conv, ceilings), 1e3 * (80e9 / 400e12 + 20e9 / 50e12));
+  ceilings["cudnn_allow_tf32"] = false;
+  EXPECT_DOUBLE_EQ(speed_of_light_ms(conv, ceilings), 2.0);
 }

@@ -56,11 +56,15 @@ def _fallback_counter():
         def __init__(self):
             super().__init__()
             self.total = 0
+            self.conv = 0
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             out = func(*args, **(kwargs or {}))
             try:
-                self.total += _count_aten(func, args, out)
+                n = _count_aten(func, args, out)
+                self.total += n
+                if "convolution" in str(func):
+                    self.conv += n
             except Exception:  # noqa: BLE001 — an odd signature counts as 0, never a failure
                 pass
             return out
@@ -69,14 +73,21 @@ def _fallback_counter():
 
 
 def _counter():
-    """(name, mode, total()) for PyTorch's FLOP counter, or ours where torch has none."""
+    """(name, mode, total(), conv()) for PyTorch's FLOP counter, or ours where torch has none.
+    conv() is the part spent in convolutions: cuDNN runs float32 convolutions in TF32 by default,
+    so the speed of light counts them at that rate."""
     try:
         from torch.utils.flop_counter import FlopCounterMode
     except ImportError:
         mode = _fallback_counter()
-        return "cudal1 dispatch counter (" + _FAMILIES + ")", mode, lambda: mode.total
+        return "cudal1 dispatch counter (" + _FAMILIES + ")", mode, lambda: mode.total, lambda: mode.conv
     mode = FlopCounterMode(display=False)
-    return "torch.utils.flop_counter", mode, mode.get_total_flops
+
+    def conv():
+        counts = mode.get_flop_counts().get("Global", {})
+        return sum(n for op, n in counts.items() if "convolution" in str(op))
+
+    return "torch.utils.flop_counter", mode, mode.get_total_flops, conv
 
 
 def _tensor_bytes(values):
@@ -98,22 +109,23 @@ def describe(task, seed=0):
     # operator has no meta kernel, the task runs for real on the CPU instead.
     try:
         where = "meta"
-        name, mode, total = _counter()
+        name, mode, total, conv = _counter()
         meta_model = task.Model(*init_inputs).to("meta")
         meta_inputs = [v.to("meta") if isinstance(v, torch.Tensor) else v for v in inputs]
         with torch.no_grad(), mode:
             out = meta_model(*meta_inputs)
     except Exception:  # noqa: BLE001
         where = "cpu"
-        name, mode, total = _counter()
+        name, mode, total, conv = _counter()
         with torch.no_grad(), mode:
             out = model(*inputs)
-    flops = int(total())
+    flops, conv_flops = int(total()), int(conv())
     outs = list(out) if isinstance(out, (tuple, list)) else [out]
     out_bytes = _tensor_bytes(outs)
     dtypes = sorted({str(v.dtype).replace("torch.", "") for v in inputs + state if isinstance(v, torch.Tensor) and v.is_floating_point()})
     return {
         "flops": flops,
+        "conv_flops": conv_flops,
         "flop_counter": name,
         "bytes": in_bytes + state_bytes + out_bytes,
         "bytes_detail": {"inputs": in_bytes, "parameters_and_buffers": state_bytes, "outputs": out_bytes},
