@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <unistd.h>
@@ -51,6 +52,14 @@ TEST_P(Fixture, GetsItsExpectedVerdict) {
   o.call_timeout_s = 15;
   EvalResult r = evaluate(o);
   std::string got = status_name(r.status);
+  // One line per case for bench/corpus_table.py (family, caught, false positives).
+  if (const char* log = std::getenv("CUDAL1_CORPUS_LOG")) {
+    json flag_ids = json::array();
+    for (auto& f : r.flags) flag_ids.push_back({{"id", f.id}, {"severity", severity_name(f.severity)}});
+    std::ofstream(log, std::ios::app) << json{{"case", c.name()}, {"family", c.family}, {"device", c.device},
+        {"expected_accepted", c.accepted}, {"expected_statuses", c.statuses}, {"expected_flags", c.flags},
+        {"status", got}, {"accepted", r.accepted}, {"flags", flag_ids}}.dump() << "\n";
+  }
   std::string flags;
   for (auto& f : r.flags) flags += "\n  flag " + f.id + ": " + f.evidence;
   SCOPED_TRACE(c.why + "\nerror: " + r.error + flags + "\nstatistics: " + r.statistics.dump());

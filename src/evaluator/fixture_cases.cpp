@@ -52,6 +52,7 @@ std::vector<FixtureCase> load_fixture_cases(const std::string& sub, const std::s
       } else if (key == "expect-flag") c.flags.push_back(value);
       else if (key == "device") c.device = value;
       else if (key == "why") c.why = value;
+      else if (key == "family") c.family = value;
     }
     if (task.empty() || c.statuses.empty() || !accepted_set)
       throw std::runtime_error(entry.path().string() +

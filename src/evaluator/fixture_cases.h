@@ -6,6 +6,7 @@
 //   # expect-accepted: true
 //   # expect-flag: input_mutated  (repeatable)
 //   # device: cpu                 cpu cases run in `make test`, cuda cases in the GPU script
+//   # family: timed_phase         the hack family it belongs to (docs/evaluation.md), or honest
 #pragma once
 
 #include <filesystem>
@@ -22,6 +23,7 @@ struct FixtureCase {
   std::vector<std::string> flags;
   std::string device = "cpu";
   std::string why;
+  std::string family = "unclassified";
   bool builds_extension = false;      // uses load_inline: needs a long build timeout
   std::string name() const;           // file stem, usable as a test name
 };

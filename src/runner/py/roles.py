@@ -139,7 +139,7 @@ class Host:
 
     def handle(self, op, req):
         fn = getattr(self, "op_" + str(op), None)
-        if fn is None or (op in ("load_task", "describe", "ceilings", "eager_time") and self.role != "reference") or \
+        if fn is None or (op in ("load_task", "describe", "ceilings", "eager_time", "lint_task") and self.role != "reference") or \
            (op in ("load_candidate", "run_case") and self.role != "candidate"):
             return {"ok": False, "error": "protocol", "message": f"unknown op {op!r} for {self.role}"}
         return fn(req)
@@ -185,6 +185,11 @@ class Host:
                                       for v in values if _isinstance(v, _Tensor)]})
         return {"ok": True, "ctor": ctor, "inits": inits, "cases": cases,
                 "env": environment(self.device)}
+
+    def op_lint_task(self, req):
+        """Null-kernel probes of a task for `cudal1 lint-task` (lint.py)."""
+        import lint
+        return lint.op_lint_task(self, req)
 
     def op_describe(self, req):
         """FLOPs, bytes and shapes of a task, for `cudal1 tasks` (see describe.py)."""
