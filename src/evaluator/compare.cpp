@@ -17,6 +17,11 @@ Tolerance tolerance_for(DType dtype, ToleranceMode mode) {
   }
 }
 
+Tolerance tolerance_for(DType dtype, double atol_rtol) {
+  if (!dtype_is_float(dtype)) return {0.0, 0.0};
+  return {atol_rtol, atol_rtol};
+}
+
 const char* tolerance_mode_name(ToleranceMode mode) {
   return mode == ToleranceMode::strict ? "strict" : "standard";
 }

@@ -20,6 +20,9 @@ enum class ToleranceMode { standard, strict };
 // strict: 1e-5 for float64, 1e-4 for float32, 1e-3 for float16, 1e-2 for bfloat16.
 // Integer and bool outputs must match exactly in both modes.
 Tolerance tolerance_for(DType dtype, ToleranceMode mode);
+// One number as atol and rtol of every float dtype (a lint run at 1e-4, say); integer and bool
+// outputs still match exactly.
+Tolerance tolerance_for(DType dtype, double atol_rtol);
 const char* tolerance_mode_name(ToleranceMode mode);
 
 struct Comparison {
