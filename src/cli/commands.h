@@ -20,4 +20,7 @@ void register_eval(CLI::App& app);
 // `cudal1 tasks list|show`: the bundled suite with computed FLOPs and bytes.
 void register_tasks(CLI::App& app);
 
+// `cudal1 lint-task`: whether a kernel that does no work would pass the check on a task.
+void register_lint(CLI::App& app);
+
 }  // namespace cudal1::cli

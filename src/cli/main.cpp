@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   cudal1::cli::register_eval(app);
   cudal1::cli::register_tasks(app);
+  cudal1::cli::register_lint(app);
 
   // Orphans a candidate leaves behind come back to us, so they can be killed.
   cudal1::protect_parent_process();
