@@ -51,6 +51,25 @@ void print_summary(const EvalResult& r, const std::string& stored, std::ostream&
     os << "correct    " << ok << "/" << n << " cases pass (" << r.correctness.value("tolerance", "")
        << " tolerance, max abs error " << max_abs << ")\n";
   }
+  if (r.correctness.contains("precision")) {
+    const json& p = r.correctness["precision"];
+    if (p.contains("skipped")) os << "precision  not checked: " << p["skipped"].get<std::string>() << "\n";
+    else if (p.value("verdict", "") == "reduced")
+      os << "precision  REDUCED (like the reference in " << p.value("like", "?") << ")\n";
+    else os << "precision  as the reference (float64 oracle ladder)\n";
+  }
+  if (r.statistics.contains("verified_calls")) {
+    const json& v = r.statistics["verified_calls"];
+    os << "verified   " << v.value("checked", 0) << " of " << v.value("sampled", 0) << " timed calls recomputed by the reference, "
+       << v.value("failed", 0) << " wrong\n";
+  }
+  if (r.statistics.contains("attribution") && r.statistics["attribution"].contains("share")) {
+    const json& sh = r.statistics["attribution"]["share"];
+    os << "gpu time   own kernels " << format_fixed(100 * sh.value("own", 0.0), 0) << "%, compiled "
+       << format_fixed(100 * sh.value("compiled", 0.0), 0) << "%, libraries " << format_fixed(100 * sh.value("library", 0.0), 0)
+       << "%, PyTorch " << format_fixed(100 * sh.value("aten", 0.0), 0) << "%, other "
+       << format_fixed(100 * sh.value("other", 0.0), 0) << "%\n";
+  }
   for (auto& f : r.flags)
     os << "flag       " << f.id << " [" << severity_name(f.severity) << "] " << f.evidence
        << (f.occurrences > 1 ? " (and " + std::to_string(f.occurrences - 1) + " more)" : "") << "\n";
@@ -96,6 +115,7 @@ EvalResult evaluate_one(EvalOptions o, const std::string& candidate, Store* stor
       return *hit;
     }
   }
+  if (store) o.best_known_speedup = store->best_speedup(sha256_hex(read_file(o.task_path)), o.protocol_key(), o.device);
   EvalResult r = evaluate(o);
   if (store) {
     int64_t id = store->save(r, o.protocol_key(), o.device, read_file(candidate));
@@ -205,6 +225,8 @@ void register_eval(CLI::App& app) {
   cmd->add_option("--repeat", args->repeat, "evaluate each candidate this many times (fresh each time) and show the spread")
       ->check(CLI::Range(1, 100));
   cmd->add_flag("--no-timing", args->no_timing, "check correctness only");
+  cmd->add_flag("--allow-reduced-precision", args->options.allow_reduced_precision,
+                "accept fp16/bf16/TF32 math in a float32 task (flagged as a warning and labelled, not rejected)");
   cmd->add_option("--buckets", args->options.buckets, "timing buckets (default 5 on CPU, 7 on CUDA)");
   cmd->add_option("--calls", args->options.calls_per_bucket, "timed calls per bucket (default 8 on CPU, 20 on CUDA)");
   cmd->add_option("--call-timeout", args->options.call_timeout_s, "seconds one forward call may take")->capture_default_str();

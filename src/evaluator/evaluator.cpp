@@ -8,7 +8,9 @@
 #include "core/error.h"
 #include "core/hash.h"
 #include "core/paths.h"
-#include "evaluator/timing.h"
+#include "evaluator/measure.h"
+#include "evaluator/precision.h"
+#include "evaluator/shadowing.h"
 #include "evaluator/verdicts.h"
 #include "runner/python.h"
 #include "runner/worker.h"
@@ -53,119 +55,35 @@ Plan make_plan(std::optional<uint64_t> seed) {
   return p;
 }
 
-struct TimingSettings {
-  int buckets, calls, warmup;
-};
-
-TimingSettings timing_settings(const EvalOptions& o) {
-  bool cuda = is_cuda(o.device);
-  return {o.buckets > 0 ? o.buckets : (cuda ? 7 : 5),
-          o.calls_per_bucket > 0 ? o.calls_per_bucket : (cuda ? 20 : 8),
-          o.warmup > 0 ? o.warmup : (cuda ? 10 : 3)};
-}
-
-// Paired, bucketed timing; returns false (with r filled in) if the candidate failed meanwhile.
-bool measure(Worker& ref, Worker& cand, const EvalOptions& o, const std::string& task,
-             std::mt19937_64& rng, EvalResult& r) {
-  TimingSettings ts = timing_settings(o);
-  json setup = {{"op", "timing_setup"}, {"case", 0}, {"buffers", 4}, {"warmup", ts.warmup}};
-  auto call_timeout = seconds_to_ms(o.call_timeout_s);
-  reference_call(ref, setup, call_timeout * (ts.warmup + 1), task);
-  WorkerReply cs = cand.request(setup, seconds_to_ms(o.build_timeout_s) + call_timeout * ts.warmup);
-  if (apply_candidate_failure(cs, "timing warm-up", cand.stderr_tail(), r)) return false;
-
-  std::vector<Bucket> buckets;
-  json batch = {{"op", "time"}, {"calls", ts.calls}, {"settle", 2}};
-  json empty = {{"op", "overhead"}, {"calls", ts.calls}, {"settle", 2}};
-  auto batch_timeout = call_timeout * (ts.calls + 2);
-  // The fixed cost of a timed batch on the parent's clock, from trusted code. Measured once, so
-  // the two sides alternate in each bucket with nothing else run in between (an empty batch in
-  // the reference after every bucket biased the pairing).
-  double overhead_wall_ms = reference_call(ref, empty, batch_timeout, task).wall_ms;
-  int rounds = 0;
-  for (;;) {
-    for (int b = 0; b < ts.buckets; ++b) {
-      Bucket bucket;
-      bucket.calls = ts.calls;
-      bool cand_first = rng() & 1;
-      for (int side = 0; side < 2; ++side) {
-        bool is_cand = (side == 0) == cand_first;
-        if (is_cand) {
-          WorkerReply rep = cand.request(batch, batch_timeout);
-          if (apply_candidate_failure(rep, "timed calls", cand.stderr_tail(), r)) return false;
-          bucket.cand_ms = rep.body.value("device_ms", std::vector<double>{});
-          bucket.cand_host_ms = rep.body.value("host_ms", std::vector<double>{});
-          bucket.cand_stream_ms = rep.body.value("stream_ms", std::vector<double>{});
-          bucket.cand_wall_ms = rep.wall_ms;
-          if (int(bucket.cand_ms.size()) != ts.calls) {
-            r.status = Status::rejected;
-            r.add_flag("fake_worker_output", Severity::block, "the timing reply had the wrong shape");
-            return false;
-          }
-        } else {
-          WorkerReply rep = reference_call(ref, batch, batch_timeout, task);
-          bucket.ref_ms = rep.body.value("device_ms", std::vector<double>{});
-          bucket.ref_host_ms = rep.body.value("host_ms", std::vector<double>{});
-          bucket.ref_stream_ms = rep.body.value("stream_ms", std::vector<double>{});
-          bucket.ref_wall_ms = rep.wall_ms;
-        }
-      }
-      bucket.overhead_wall_ms = overhead_wall_ms;
-      buckets.push_back(std::move(bucket));
-      if (o.progress) o.progress("timing", double(buckets.size()) / double(ts.buckets * (1 + o.max_remeasure)));
-    }
-    SpeedupEstimate est = estimate_speedup(buckets);
-    if (est.spread <= o.spread_limit || rounds >= o.max_remeasure) break;
-    ++rounds;
+// The precision ladder on case 0 of a float32 task (precision.h). The oracle's outputs go to a
+// folder hidden from the candidate's process and are deleted once read.
+void check_precision(Worker& ref, const EvalOptions& o, const fs::path& oracle_dir,
+                     const std::vector<TensorValue>& expected, const std::vector<TensorValue>& actual,
+                     EvalResult& r) {
+  bool float32 = false;
+  for (auto& e : expected) {
+    if (!e.is_tensor || !dtype_is_float(e.dtype)) continue;
+    if (e.dtype != DType::f32) return;  // half-precision tasks have no lower rung worth telling apart
+    float32 = true;
   }
-
-  SpeedupEstimate est = estimate_speedup(buckets);
-  r.runtime_ms["eager"] = est.ref_ms;
-  r.runtime_ms["candidate"] = est.cand_ms;
-  r.speedup["eager"] = est.reported;
-  double cand_clock = clock_disagreement(buckets, true);
-  double ref_clock = clock_disagreement(buckets, false);
-  std::vector<double> host_all, dev_all;
-  for (auto& b : buckets) {
-    host_all.insert(host_all.end(), b.cand_host_ms.begin(), b.cand_host_ms.end());
-    dev_all.insert(dev_all.end(), b.cand_ms.begin(), b.cand_ms.end());
+  if (!float32 || actual.size() != expected.size()) return;
+  fs::path file = oracle_dir / "oracle_0.ctf";
+  json rep = reference_call(ref, {{"op", "precision_ladder"}, {"case", 0}, {"oracle_file", file.string()}},
+                            seconds_to_ms(o.call_timeout_s) * 6, o.task_path).body;
+  if (rep.contains("skipped")) {
+    r.correctness["precision"] = {{"skipped", rep["skipped"]}};
+    return;
   }
-  r.statistics = {
-      {"buckets", buckets.size()}, {"calls_per_bucket", ts.calls}, {"warmup", ts.warmup},
-      {"bucket_ratios", est.bucket_ratios}, {"raw_speedup", est.raw}, {"q25", est.q25},
-      {"q75", est.q75}, {"spread", est.spread}, {"remeasured", rounds},
-      {"clock", is_cuda(o.device) ? "cuda events + host, device-wide sync" : "host steady clock"},
-      {"wall_over_claimed", {{"candidate", cand_clock}, {"reference", ref_clock}}},
-  };
-  if (est.spread > o.spread_limit)
-    r.add_flag("timing_noisy", Severity::warn,
-               "bucket ratios still spread " + std::to_string(est.spread) + " after " +
-                   std::to_string(rounds) + " re-measures; the figure was shrunk toward 1.00");
-  // The candidate's own clock may be lied to; the parent's may not. Allow for the reference's
-  // own gap between the two, plus slack for scheduling noise: several evaluations may share the
-  // host (on an H200 with four at once, tiny kernels showed gaps near 0.1 ms; on a 2-core CPU
-  // running two tests at once, an honest 0.3 ms call showed 4.6x against the reference's 1.7x).
-  bool gpu = is_cuda(o.device);
-  double slack_ms = gpu ? 0.25 : 5.0;
-  double ratio_limit = gpu ? std::max(3.0, 2.0 * ref_clock) : std::max(4.0, 2.5 * ref_clock);
-  double claimed = est.cand_ms;
-  if (cand_clock > ratio_limit && cand_clock * claimed - claimed > slack_ms)
-    r.add_flag("clock_disagreement", Severity::block,
-               "the parent's clock saw " + std::to_string(cand_clock) +
-                   "x the time per call that the candidate's process reported (reference: " +
-                   std::to_string(ref_clock) + "x)");
-  // Work still running on another stream when the call returns: whoever uses the output next
-  // on the current stream would race it.
-  double side_ms = unsynchronised_work_ms(buckets);
-  r.statistics["unsynchronised_ms"] = side_ms;
-  if (is_cuda(o.device) && side_ms > std::max(0.05, 0.25 * est.cand_ms))
-    r.add_flag("side_stream_work", Severity::block,
-               "about " + std::to_string(side_ms) + " ms of each call's GPU work finishes after the "
-               "current stream does: work on a side stream that the current stream never waits for");
-  if (!dev_all.empty() && is_cuda(o.device) && median(dev_all) < 0.5 * median(host_all) - 0.05)
-    r.add_flag("clock_disagreement", Severity::block,
-               "device events report under half of the host clock's time per call");
-  return true;
+  std::vector<TensorValue> oracle = read_tensor_file(file);
+  fs::remove(file);
+  std::vector<std::optional<double>> errors;
+  for (std::size_t i = 0; i < actual.size() && i < oracle.size(); ++i) errors.push_back(relative_error(actual[i], oracle[i]));
+  PrecisionVerdict v = judge_precision(rep["rungs"], errors);
+  r.correctness["precision"] = {{"verdict", v.reduced ? "reduced" : "as_reference"}, {"like", v.like},
+                                {"rungs", rep["rungs"]}, {"outputs", v.detail}};
+  if (v.reduced)
+    r.add_flag("reduced_precision", o.allow_reduced_precision ? Severity::warn : Severity::block,
+               v.evidence + (o.allow_reduced_precision ? " (accepted: --allow-reduced-precision)" : ""));
 }
 
 }  // namespace
@@ -178,6 +96,7 @@ std::string EvalOptions::protocol_key() const {
   if (buckets > 0) key += ";buckets=" + std::to_string(buckets);
   if (calls_per_bucket > 0) key += ";calls=" + std::to_string(calls_per_bucket);
   if (seed) key += ";seed=" + std::to_string(*seed);
+  if (allow_reduced_precision) key += ";precision=reduced-allowed";
   return key;
 }
 
@@ -205,8 +124,9 @@ EvalResult evaluate(const EvalOptions& o) {
   std::string python = find_python(o.python);
   ScratchDir scratch;
   fs::path shared = scratch.root / "inputs", secret = scratch.root / "expected",
-           ref_dir = scratch.root / "reference", cand_dir = scratch.root / "candidate";
-  for (auto& d : {shared, secret, ref_dir, cand_dir}) fs::create_directories(d);
+           ref_dir = scratch.root / "reference", cand_dir = scratch.root / "candidate",
+           oracle_dir = scratch.root / "oracle";
+  for (auto& d : {shared, secret, ref_dir, cand_dir, oracle_dir}) fs::create_directories(d);
 
   Plan plan = make_plan(o.seed);
   std::mt19937_64 rng(plan.base_seed ^ 0x9e3779b97f4a7c15ull);
@@ -252,7 +172,8 @@ EvalResult evaluate(const EvalOptions& o) {
   fs::create_directories(ext_root / own);
   fs::create_directories(cand_dir / ".stage");
   cspec.extensions_dir = (ext_root / own).string();
-  cspec.limits.hide_dirs = {{ext_root.string(), own, (cand_dir / ".stage").string()}};
+  cspec.limits.hide_dirs = {{ext_root.string(), own, (cand_dir / ".stage").string()},
+                            {oracle_dir.string(), "", ""}};
   for (auto& f : o.protect_files)
     if (fs::exists(f)) cspec.limits.hide_files.push_back(fs::absolute(f).string());
   auto cand_ptr = std::make_unique<Worker>(cspec);
@@ -272,25 +193,37 @@ EvalResult evaluate(const EvalOptions& o) {
                        {"inits", init_meta}, {"cases", case_meta}, {"ctor", loaded["ctor"]}};
   WorkerReply lr = cand_ptr->request(load_request, seconds_to_ms(o.build_timeout_s));
   if (apply_candidate_failure(lr, "loading the candidate", cand_ptr->stderr_tail(), r)) return finish(r);
+  apply_guard_evidence(lr.body, false, r);
+  for (auto& name : shadowed_task_names(task_src, cand_src))
+    r.add_flag("task_constants_shadowed", Severity::warn,
+               "the candidate redefines the task's " + name + "; inputs still come from the task");
   Worker& cand = *cand_ptr;
+  Session session{o, ref, o.task_path, int(expected.size()), std::mt19937_64(rng())};
 
   // 3. Correctness on every case; exact checks first, then values.
   bool all_passed = true, exact_failed = false;
   json per_case = json::array();
+  std::vector<TensorValue> first_actual;  // case 0's outputs, for the precision ladder
   for (std::size_t k = 0; k < expected.size(); ++k) {
     report("checking", 0.2 + 0.3 * double(k) / double(expected.size()));
     auto timeout = seconds_to_ms(k == 0 ? o.build_timeout_s : o.call_timeout_s);
-    WorkerReply rr = cand.request({{"op", "run_case"}, {"case", k}, {"out_dir", cand_dir.string()}}, timeout);
+    // The same call path as timed calls (measure.h); this one also writes its whole outputs.
+    json req = {{"op", "calls"}, {"calls", {{{"case", k}, {"variant", nullptr}, {"slot", k}}}},
+                {"samples", o.sample_elements}, {"write", true}, {"out_dir", cand_dir.string()}, {"tag", k}};
+    WorkerReply rr = cand.request(req, timeout);
     std::string what = "case " + std::to_string(k) + " (" + plan.cases[k]["dist"].get<std::string>() + " inputs)";
     if (apply_candidate_failure(rr, what, cand.stderr_tail(), r)) return finish(r);
+    apply_guard_evidence(rr.body, false, r);
+    json rec = rr.body.contains("calls") && rr.body["calls"].is_array() && rr.body["calls"].size() == 1
+                   ? rr.body["calls"][0] : json::object();
     std::size_t flags_before = r.flags.size();
-    if (apply_exact_checks(rr.body, int(k), r) && !exact_failed) {
+    if (apply_exact_checks(rec, int(k), r) && !exact_failed) {
       exact_failed = true;
       r.error = what + ": failed an exact check: " + r.flags[flags_before].evidence;
     }
     std::vector<TensorValue> actual;
     try {
-      fs::path out = fs::weakly_canonical(rr.body.value("out_file", ""));
+      fs::path out = fs::weakly_canonical(rec.value("out_file", ""));
       if (out.parent_path() != fs::weakly_canonical(cand_dir)) throw Error(ErrorKind::runner, "output file outside the candidate's directory");
       std::size_t limit = 1 << 20;
       for (auto& e : expected[k]) limit += e.bytes.size() + 4096;
@@ -303,21 +236,22 @@ EvalResult evaluate(const EvalOptions& o) {
       return finish(r);
     }
     bool passed = false;
-    json rec = check_case_values(expected[k], actual, o.tolerance, int(k), passed, r);
-    rec["case"] = k;
-    rec["dist"] = plan.cases[k]["dist"];
-    rec["init"] = plan.cases[k]["init"];
-    per_case.push_back(rec);
+    json verdict = check_case_values(expected[k], actual, o.tolerance, int(k), passed, r);
+    verdict["case"] = k;
+    verdict["dist"] = plan.cases[k]["dist"];
+    verdict["init"] = plan.cases[k]["init"];
+    per_case.push_back(verdict);
+    if (k == 0) first_actual = std::move(actual);
     if (!passed && all_passed && !exact_failed) {
       all_passed = false;
       std::string detail;
-      for (auto& out : rec.value("outputs", json::array()))
+      for (auto& out : verdict.value("outputs", json::array()))
         if (!out.value("passed", false)) {
           detail = "output " + std::to_string(out.value("index", 0)) + ": " +
                    out.value("problem", out.value("summary", std::string()));
           break;
         }
-      if (detail.empty()) detail = rec.value("problem", "");
+      if (detail.empty()) detail = verdict.value("problem", "");
       r.error = what + ": " + detail;
     }
   }
@@ -333,15 +267,30 @@ EvalResult evaluate(const EvalOptions& o) {
     return finish(r);
   }
 
-  // 4. Speed, paired against the reference.
+  // 4. Precision: a float32 task must not be computed in reduced precision.
+  if (o.precision_check) {
+    report("precision", 0.45);
+    check_precision(ref, o, oracle_dir, expected[0], first_actual, r);
+    if (r.has_blocking_flag()) {
+      r.status = Status::rejected;
+      r.error = "reduced precision in a float32 task: " + r.flags.back().evidence +
+                " (pass --allow-reduced-precision to accept it, labelled)";
+      return finish(r);
+    }
+  }
+
+  // 5. Speed, paired against the reference.
   if (o.timing) {
     report("timing", 0.5);
-    if (!measure(ref, cand, o, o.task_path, rng, r)) return finish(r);
+    if (!measure(session, cand, r)) return finish(r);
     // A large gain is measured again with a fresh candidate process before it counts, so a
     // process that learned something during the first measurement gains nothing from it; the
     // lower of the two figures stands.
     double first = r.speedup["eager"];
-    if (o.fresh_remeasure_above > 0 && first > o.fresh_remeasure_above && !r.has_blocking_flag()) {
+    double bar = o.fresh_remeasure_above;
+    if (o.best_known_speedup && *o.best_known_speedup > 0)
+      bar = std::min(bar, o.best_known_factor * *o.best_known_speedup);
+    if (bar > 0 && first > bar && !r.has_blocking_flag()) {
       report("re-timing", 0.8);
       json first_stats = r.statistics;
       auto first_runtime = r.runtime_ms;
@@ -350,19 +299,31 @@ EvalResult evaluate(const EvalOptions& o) {
       WorkerReply again = cand_ptr->request(load_request, seconds_to_ms(o.build_timeout_s));
       if (apply_candidate_failure(again, "reloading the candidate in a fresh process", cand_ptr->stderr_tail(), r))
         return finish(r);
-      if (!measure(ref, *cand_ptr, o, o.task_path, rng, r)) return finish(r);
+      if (!measure(session, *cand_ptr, r)) return finish(r);
       double second = r.speedup["eager"];
       if (first < second) {
         r.speedup["eager"] = first;
         r.runtime_ms = first_runtime;
         std::swap(r.statistics, first_stats);
       }
-      r.statistics["fresh_process_remeasure"] = {{"first", first}, {"second", second},
-                                                 {"threshold", o.fresh_remeasure_above}};
+      r.statistics["fresh_process_remeasure"] = {{"first", first}, {"second", second}, {"threshold", bar}};
+      double gap = std::abs(first - second) / std::max(1e-9, std::min(first, second));
+      if (gap > o.remeasure_disagreement)
+        r.add_flag("remeasure_disagreement", Severity::warn,
+                   "a fresh process measured " + std::to_string(second) + "x against " + std::to_string(first) +
+                       "x the first time; the lower figure stands");
     }
-    if (r.has_blocking_flag()) {
+    if (r.has_blocking_flag() && r.status == Status::ok) {
       r.status = Status::rejected;
       r.error = "timing could not be trusted: " + r.flags.back().evidence;
+    }
+  }
+  if (o.attribution) {
+    report("attribution", 0.9);
+    attribute(session, *cand_ptr, cand_src, r);
+    if (r.has_blocking_flag() && r.status == Status::ok) {
+      r.status = Status::rejected;
+      r.error = r.flags.back().evidence;
     }
   }
   return finish(r);

@@ -19,7 +19,7 @@ namespace cudal1 {
 
 // Bumped whenever a change can alter a verdict or a figure: results under another protocol are
 // never reused from the store.
-inline constexpr const char* kProtocolVersion = "cudal1-eval/1";
+inline constexpr const char* kProtocolVersion = "cudal1-eval/2";
 
 struct EvalOptions {
   std::string task_path, candidate_path;
@@ -34,6 +34,15 @@ struct EvalOptions {
   double spread_limit = 0.10;        // re-measure while (q75 - q25) / median is above this
   int max_remeasure = 2;
   double fresh_remeasure_above = 3.0;  // a speedup above this is timed again in a fresh process
+  std::optional<double> best_known_speedup;  // the task's best accepted figure so far, if any
+  double best_known_factor = 2.0;    // ... and so is one above this many times the best known
+  double remeasure_disagreement = 0.10;  // relative gap between the two that raises a flag
+  int sample_elements = 1024;        // per output of every call, drawn after the call returns
+  double verify_fraction = 0.25;     // share of timed calls the reference recomputes and compares
+  int verify_min = 4;                // ... and never fewer than this many
+  bool precision_check = true;       // the precision ladder on float32 tasks
+  bool allow_reduced_precision = false;  // reduced_precision becomes a warning, labelled
+  bool attribution = true;           // profiler attribution and the decoy flag (CUDA)
   double build_timeout_s = 900;      // loading the candidate, compilation included
   double call_timeout_s = 120;       // one forward call
   std::size_t memory_limit_mb = 16384;

@@ -1,5 +1,7 @@
 #include "evaluator/verdicts.h"
 
+#include "core/encoding.h"
+
 namespace cudal1 {
 
 namespace {
@@ -133,6 +135,44 @@ json check_case_values(const std::vector<TensorValue>& expected,
     outputs.push_back(o);
   }
   return {{"passed", passed}, {"outputs", outputs}};
+}
+
+namespace {
+
+TensorValue sampled_value(const json& s) {
+  TensorValue v;
+  v.dtype_text = s.value("dtype", "");
+  v.dtype = dtype_from_name(v.dtype_text);
+  v.bytes = base64_decode(s.value("values", ""));
+  std::size_t size = dtype_size(v.dtype);
+  v.shape = {size ? int64_t(v.bytes.size() / size) : 0};
+  return v;
+}
+
+}  // namespace
+
+std::string compare_samples(const json& candidate, const json& reference, ToleranceMode mode) {
+  if (!candidate.is_array() || !reference.is_array() || candidate.size() != reference.size())
+    return "returned " + std::to_string(candidate.is_array() ? candidate.size() : 0) + " outputs, expected " +
+           std::to_string(reference.is_array() ? reference.size() : 0);
+  for (std::size_t i = 0; i < reference.size(); ++i) {
+    const json &c = candidate[i], &e = reference[i];
+    std::string out = "output " + std::to_string(i) + ": ";
+    if (e.is_null()) continue;
+    if (c.is_null()) return out + "not a readable tensor";
+    if (c.value("numel", -1) != e.value("numel", -2))
+      return out + std::to_string(c.value("numel", 0)) + " elements, expected " + std::to_string(e.value("numel", 0));
+    if (c.value("positions", "") != e.value("positions", ""))
+      return out + "sampled positions differ from those checked (the worker's reply was altered)";
+    TensorValue expected = sampled_value(e), actual = sampled_value(c);
+    if (expected.dtype != actual.dtype) return out + "dtype " + actual.dtype_text + ", expected " + expected.dtype_text;
+    if (expected.bytes.size() != actual.bytes.size()) return out + "wrong number of sampled values";
+    Comparison cmp = compare_values(expected, actual, tolerance_for(expected.dtype, mode));
+    if (!cmp.passed)
+      return out + std::to_string(cmp.mismatches) + " of " + std::to_string(cmp.elements) +
+             " sampled elements outside tolerance (" + cmp.summary() + ")";
+  }
+  return "";
 }
 
 }  // namespace cudal1

@@ -153,4 +153,18 @@ int64_t Store::count() {
   });
 }
 
+std::optional<double> Store::best_speedup(const std::string& task_hash, const std::string& protocol_key,
+                                          const std::string& device) {
+  return guarded(path_, "reading the store", [&]() -> std::optional<double> {
+    SQLite::Statement q(*db_,
+                        "SELECT MAX(speedup_eager) FROM evaluations WHERE task_hash = ? AND protocol = ? "
+                        "AND device = ? AND accepted = 1");
+    q.bind(1, task_hash);
+    q.bind(2, protocol_key);
+    q.bind(3, device);
+    if (!q.executeStep() || q.getColumn(0).isNull()) return std::nullopt;
+    return q.getColumn(0).getDouble();
+  });
+}
+
 }  // namespace cudal1

@@ -33,6 +33,10 @@ class Store {
 
   int64_t count();
 
+  // The best accepted eager speedup on record for a task on a device ("cpu", "cuda:1") under a protocol.
+  std::optional<double> best_speedup(const std::string& task_hash, const std::string& protocol_key,
+                                     const std::string& device);
+
   // Computed facts worth keeping (task metadata by content hash, device ceilings by device),
   // keyed by what they describe and the version of the code that computed them.
   std::optional<nlohmann::json> find_cached(const std::string& key, const std::string& version);

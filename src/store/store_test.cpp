@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <unistd.h>
 
 #include "core/error.h"
 #include "store/store.h"
@@ -47,4 +48,26 @@ TEST(Store, UnwritablePathIsAStoreError) {
     EXPECT_EQ(e.kind(), ErrorKind::store);
     EXPECT_NE(e.hint().find("--db"), std::string::npos);
   }
+}
+
+TEST(Store, BestSpeedupCountsOnlyAcceptedRowsOfTheSameTaskDeviceAndProtocol) {
+  auto dir = std::filesystem::temp_directory_path() / ("cudal1-best-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  cudal1::Store store(dir / "r.db");
+  auto row = [&](const char* cand, double speedup, bool accepted, const char* device, const char* protocol) {
+    cudal1::EvalResult r;
+    r.task_hash = "t";
+    r.candidate_hash = cand;
+    r.accepted = accepted;
+    r.speedup["eager"] = speedup;
+    store.save(r, protocol, device, "src");
+  };
+  EXPECT_FALSE(store.best_speedup("t", "p", "cuda").has_value());
+  row("a", 1.5, true, "cuda", "p");
+  row("b", 9.0, false, "cuda", "p");   // rejected: never the bar
+  row("c", 4.0, true, "cpu", "p");     // another device
+  row("d", 5.0, true, "cuda", "q");    // another protocol
+  row("e", 2.5, true, "cuda", "p");
+  EXPECT_DOUBLE_EQ(*store.best_speedup("t", "p", "cuda"), 2.5);
+  std::filesystem::remove_all(dir);
 }

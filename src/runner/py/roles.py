@@ -9,6 +9,8 @@ import sys
 
 import torch
 
+import calls
+import guard
 import loading
 import tensor_io
 from timing import Timer
@@ -75,15 +77,6 @@ def _apply_distribution(values, dist, seed):
     return out
 
 
-def _extent(t):
-    """[first byte, last byte + 1) that a strided tensor can touch."""
-    if t.numel() == 0:
-        return None
-    start = _data_ptr(t)
-    span = 1 + sum((s - 1) * abs(st) for s, st in zip(_size(t), _stride(t)))
-    return (start, start + span * _element_size(t))
-
-
 def _digest(values):
     h = _sha256()
     for v in values:
@@ -133,14 +126,15 @@ class Host:
             torch.cuda.set_device(self.device)
         self.models = {}      # init index -> module
         self.cases = []       # list of (init index, inputs on device)
-        self.timer = None
-        self.timing_buffers = None
         self.poison_sizes = []
+        # Made before any candidate code runs: what they bind is the real thing.
+        self.timer = Timer(self.device)
+        self.runner = calls.Runner(self.device, self.timer)
 
     def handle(self, op, req):
         fn = getattr(self, "op_" + str(op), None)
-        if fn is None or (op in ("load_task", "describe", "ceilings", "eager_time", "lint_task") and self.role != "reference") or \
-           (op in ("load_candidate", "run_case") and self.role != "candidate"):
+        if fn is None or (op in ("load_task", "describe", "ceilings", "eager_time", "lint_task", "sample", "precision_ladder")
+            and self.role != "reference") or (op in ("load_candidate", "profile") and self.role != "candidate"):
             return {"ok": False, "error": "protocol", "message": f"unknown op {op!r} for {self.role}"}
         return fn(req)
 
@@ -228,6 +222,8 @@ class Host:
     # --- candidate -------------------------------------------------------------------------
     def op_load_candidate(self, req):
         path = req["candidate"]
+        guard.snapshot()
+        guard.install(path)
         try:
             mod = loading.load_module(path, "cudal1_candidate")
             loading.require(mod, path, ["ModelNew"])
@@ -255,67 +251,66 @@ class Host:
             self.poison_sizes.append([o["nbytes"] for o in case.get("outputs", [])])
         return {"ok": True, "ctor": ctor}
 
-    def _poison_allocator(self, sizes):
-        """Leaves NaN-filled blocks of the outputs' sizes in the CUDA caching allocator, so an
-        output the candidate allocates but never writes reads as NaN, not as a lucky value."""
-        if self.device.type != "cuda":
-            return  # on the host glibc's MALLOC_PERTURB_ does this for every allocation
-        # All-ones bytes: NaN in every float format, and the pattern the parent counts as unwritten.
-        blocks = [torch.full((max(n, 4) // 4,), -1, dtype=torch.int32, device=self.device) for n in sizes]
-        del blocks
+    def candidate_report(self):
+        """What the guard saw: replaced harness functions and introspection events."""
+        if self.role != "candidate":
+            return {}
+        return {"tampered": guard.tampered(), "audit": guard.events()}
 
-    def op_run_case(self, req):
-        init, inputs = self.cases[req["case"]]
-        args = _clone(inputs)
-        before = _digest(args)
-        extents = [_extent(a) for a in args if _isinstance(a, _Tensor)]
-        self._poison_allocator(self.poison_sizes[req["case"]])
+    # --- both: every call of a model ---------------------------------------------------------
+    def op_calls(self, req):
+        """Runs a batch of calls through calls.Runner. Each call names a case, an optional
+        variant seed and a slot. `write` also writes each call's outputs to a file (checking
+        calls); `empty` times a call that does nothing (the fixed cost of the loop)."""
+        samples = int(req.get("samples", 0))
+        write_dir = req.get("out_dir") if req.get("write") else None
+        records = []
+        for i, c in enumerate(req["calls"]):
+            k = c["case"]
+            init, values = self.cases[k]
+            args = self.runner.inputs(values, c.get("variant"), c.get("slot", i))
+            model = _nothing if req.get("empty") else self.models[init]
+            sizes = self.poison_sizes[k] if k < len(self.poison_sizes) else []
+            before = _digest(args) if write_dir else None
+            rec, outs, checks = self.runner.call(model, args, sizes, samples)
+            if write_dir:
+                out_file = os.path.join(write_dir, f"out_{req.get('tag', 0)}_{i}.ctf")
+                tensor_io.write_values(out_file, [v if calls.readable(v, ch) or not _isinstance(v, _Tensor)
+                                                  else _Placeholder() for v, ch in zip(outs, checks)])
+                rec["out_file"] = out_file
+                rec["inputs_unchanged"] = before == _digest(args)
+            del outs
+            records.append(rec)
+        return {"ok": True, "calls": records, **self.candidate_report()}
+
+    def op_sample(self, req):
+        """The reference's values, at the positions a candidate's call was sampled at, for the
+        same case and variant: the check of a timed call."""
+        init, values = self.cases[req["case"]]
+        args = self.runner.inputs(values, req.get("variant"), 0)
         with _no_grad():
-            out = self.models[init](*args)
-        # No device-wide synchronise here: outputs are copied out on the current stream, as the
-        # next PyTorch op would read them, so work left running on a side stream is seen as such.
-        values = tensor_io.as_list(out)
-        checks = []
-        for v in values:
-            c = {"plain_tensor": _type(v) is _Tensor}
-            if _isinstance(v, _Tensor):
-                dev = v.device
-                c["device"] = str(dev)
-                c["device_ok"] = dev.type == self.device.type
-                c["materialised"] = dev.type != "meta" and v.layout == torch.strided and \
-                    (v.numel() == 0 or _data_ptr(v) != 0)
-                ext = _extent(v) if c["materialised"] else None
-                c["aliases_input"] = bool(ext) and any(
-                    e and ext[0] < e[1] and e[0] < ext[1] for e in extents)
-            checks.append(c)
-        out_file = os.path.join(req["out_dir"], f"out_{req['case']}.ctf")
-        writable = [v if (c.get("materialised") and c.get("plain_tensor", True)) or not _isinstance(v, _Tensor)
-                    else None for v, c in zip(values, checks)]
-        # Outputs first, straight after the call: nothing else gives side-stream work time to end.
-        tensor_io.write_values(out_file, [w if w is not None else _Placeholder() for w in writable])
-        after = _digest(args)
-        return {"ok": True, "out_file": out_file, "checks": checks,
-                "inputs_unchanged": before == after}
+            outs = tensor_io.as_list(self.models[init](*args))
+        self.timer.sync()
+        picked = []
+        for v, pos in zip(outs, req["positions"]):
+            picked.append(calls.sample(v, calls.decode_positions(pos)) if pos is not None and _isinstance(v, _Tensor) else None)
+        return {"ok": True, "samples": picked}
 
-    # --- both: timing ------------------------------------------------------------------------
-    def op_timing_setup(self, req):
-        init, inputs = self.cases[req.get("case", 0)]
-        self.timer = Timer(self.device)
-        self.timing_buffers = [_clone(inputs) for _ in range(req.get("buffers", 4))]
-        self.timing_model = self.models[init]
-        self.timer.run(self.timing_model, self.timing_buffers, req.get("warmup", 3))
-        return {"ok": True, "flush_bytes": self.timer.flush_bytes}
+    def op_precision_ladder(self, req):
+        """Errors of the reference against an fp64 oracle, run as it is and in reduced precision
+        (precision.py); the oracle's outputs go to a private file for the parent."""
+        import precision
+        init, values = self.cases[req["case"]]
+        return precision.ladder(self.models[init], values, self.device, req["oracle_file"])
 
-    def op_time(self, req):
-        dev, host, stream = self.timer.run(self.timing_model, self.timing_buffers, req["calls"],
-                                           req.get("settle", 0))
-        return {"ok": True, "device_ms": dev, "host_ms": host, "stream_ms": stream}
+    def op_profile(self, req):
+        """GPU time per kernel over a few calls, under torch.profiler (attribution)."""
+        import attribution
+        return attribution.profile(self, req["calls"])
 
-    def op_overhead(self, req):
-        """The same loop around a call that does nothing: the fixed cost of one timed call."""
-        dev, host, stream = self.timer.run(lambda *a: None, self.timing_buffers, req["calls"],
-                                           req.get("settle", 0))
-        return {"ok": True, "device_ms": dev, "host_ms": host, "stream_ms": stream}
+
+def _nothing(*args):
+    return None
 
 
 class _Placeholder:

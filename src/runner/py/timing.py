@@ -55,42 +55,45 @@ class Timer:
     def sync(self):
         self._sync()
 
-    def run(self, fn, buffers, calls, settle=0):
-        """Times `calls` calls of fn(*buffers[i % len]). Returns per-call lists: device ms (all
-        streams, to a device-wide sync), host ms, and stream ms (to the point where the current
-        stream, which the caller's next op would wait on, reaches the end of the call)."""
-        dev_ms, host_ms, stream_ms = [], [], []
+    def call(self, fn, args):
+        """Times one call of fn(*args) after a flush and a device-wide sync. Returns device ms
+        (all streams, to a device-wide sync), host ms, stream ms (to the point where the current
+        stream, which the caller's next op would wait on, reaches the end of the call), and the
+        call's result."""
+        self.flush()
+        self._sync()
+        cuda = self.cuda and self._record
+        if cuda:
+            stream = torch.cuda.current_stream(self.device)
+            start = self._event_type(enable_timing=True)
+            mid = self._event_type(enable_timing=True)
+            end = self._event_type(enable_timing=True)
+            self._record(start, stream)
         with _no_grad():
-            # Untimed calls first: the other worker's context just had the GPU, and switching
-            # back costs the first calls of a batch whichever side runs second.
-            for i in range(settle):
-                self.flush()
-                fn(*buffers[i % len(buffers)])
-                self._sync()
-            for i in range(calls):
-                args = buffers[i % len(buffers)]
-                self.flush()
-                self._sync()
-                if self.cuda and self._record:
-                    start = self._event_type(enable_timing=True)
-                    end = self._event_type(enable_timing=True)
-                    self._record(start, torch.cuda.current_stream(self.device))
-                t0 = _perf_ns()
-                out = fn(*args)
-                if self.cuda and self._record:
-                    mid = self._event_type(enable_timing=True)
-                    self._record(mid, torch.cuda.current_stream(self.device))
-                self._sync()
-                t1 = _perf_ns()
-                host = (t1 - t0) / 1e6
-                if self.cuda and self._record:
-                    self._record(end, torch.cuda.current_stream(self.device))
-                    self._ev_sync(end)
-                    dev_ms.append(float(self._elapsed(start, end)))
-                    stream_ms.append(float(self._elapsed(start, mid)))
-                else:
-                    dev_ms.append(host)
-                    stream_ms.append(host)
-                host_ms.append(host)
-                del out
+            t0 = _perf_ns()
+            out = fn(*args)
+            if cuda:
+                self._record(mid, stream)
+            self._sync()
+            t1 = _perf_ns()
+        host = (t1 - t0) / 1e6
+        if not cuda:
+            return host, host, host, out
+        self._record(end, stream)
+        self._ev_sync(end)
+        return float(self._elapsed(start, end)), host, float(self._elapsed(start, mid)), out
+
+    def run(self, fn, buffers, calls, settle=0):
+        """Times `calls` calls of fn(*buffers[i % len]), after `settle` untimed ones (the other
+        worker's context just had the GPU, and switching back costs the first calls of a batch
+        whichever side runs second). Returns per-call lists: device, host and stream ms."""
+        dev_ms, host_ms, stream_ms = [], [], []
+        for i in range(settle):
+            self.call(fn, buffers[i % len(buffers)])
+        for i in range(calls):
+            dev, host, stream, out = self.call(fn, buffers[i % len(buffers)])
+            del out
+            dev_ms.append(dev)
+            host_ms.append(host)
+            stream_ms.append(stream)
         return dev_ms, host_ms, stream_ms

@@ -1,0 +1,78 @@
+#include "evaluator/attribution.h"
+
+#include <algorithm>
+#include <regex>
+
+namespace cudal1 {
+
+std::vector<std::string> own_kernel_names(const std::string& source) {
+  std::vector<std::string> names;
+  static const std::regex bounds(R"(__launch_bounds__\s*\([^)]*\))");
+  std::string src = std::regex_replace(source, bounds, " ");
+  // The identifier right before the parameter list of a __global__ function, templates and
+  // launch bounds included; and Triton's decorated functions.
+  static const std::regex cuda(R"(__global__[^;{(]*?\b([A-Za-z_]\w*)\s*\()");
+  static const std::regex triton(R"(@triton\.jit[^\n]*\n\s*def\s+([A-Za-z_]\w*))");
+  for (const auto* re : {&cuda, &triton})
+    for (std::sregex_iterator it(src.begin(), src.end(), *re), end; it != end; ++it) {
+      std::string name = (*it)[1];
+      if (name != "void" && std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    }
+  return names;
+}
+
+namespace {
+
+bool contains_word(const std::string& text, const std::string& word) {
+  for (std::size_t pos = text.find(word); pos != std::string::npos; pos = text.find(word, pos + 1)) {
+    bool left = pos == 0 || !(std::isalnum(static_cast<unsigned char>(text[pos - 1])) || text[pos - 1] == '_');
+    std::size_t end = pos + word.size();
+    bool right = end >= text.size() || !(std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_');
+    if (left && right) return true;
+  }
+  return false;
+}
+
+const char* category(const std::string& name, const std::vector<std::string>& own) {
+  for (auto& o : own)
+    if (contains_word(name, o)) return "own";
+  static const std::regex compiled(R"(^triton_|^triton__)");
+  static const std::regex library(R"(cublas|cutlass|cudnn|cufft|cusparse|cutensor|nvjet|xmma|gemm|gemv|sm\d+_|magma|fmha|flash|cub::|thrust::|Kernel2|implicit_convolve|winograd|fft)",
+                                  std::regex::icase);
+  static const std::regex aten(R"(at::|at_cuda_detail|elementwise_kernel|reduce_kernel|vectorized_|unrolled_|index_elementwise|CatArrayBatched|softmax_warp|cunn_|batch_norm|layer_norm|GammaBeta|RowwiseMoments|cuComputePartGradGammaBeta)");
+  if (std::regex_search(name, compiled)) return "compiled";
+  if (std::regex_search(name, aten)) return "aten";
+  if (std::regex_search(name, library)) return "library";
+  return "other";
+}
+
+}  // namespace
+
+Attribution attribute_kernels(const nlohmann::json& kernels, const std::vector<std::string>& own) {
+  Attribution a;
+  a.defined = own;
+  a.top = nlohmann::json::array();
+  for (auto& k : kernels) {
+    std::string name = k.value("name", "");
+    double us = k.value("us", 0.0);
+    std::string cat = category(name, own);
+    if (cat == "own") a.own_us += us;
+    else if (cat == "compiled") a.compiled_us += us;
+    else if (cat == "library") a.library_us += us;
+    else if (cat == "aten") a.aten_us += us;
+    else a.other_us += us;
+    if (a.top.size() < 8) a.top.push_back({{"name", name.substr(0, 120)}, {"us", us}, {"category", cat}});
+  }
+  return a;
+}
+
+nlohmann::json Attribution::to_json() const {
+  double t = total_us();
+  auto share = [&](double us) { return t > 0 ? us / t : 0.0; };
+  return {{"gpu_us", t},
+          {"share", {{"own", share(own_us)}, {"compiled", share(compiled_us)}, {"library", share(library_us)},
+                     {"aten", share(aten_us)}, {"other", share(other_us)}}},
+          {"defined_kernels", defined}, {"top_kernels", top}};
+}
+
+}  // namespace cudal1

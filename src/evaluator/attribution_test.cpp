@@ -1,0 +1,43 @@
+#include <gtest/gtest.h>
+
+#include "evaluator/attribution.h"
+
+using namespace cudal1;
+
+TEST(Attribution, FindsKernelNamesInCudaAndTritonSources) {
+  std::string src = R"(
+    template <typename T, int N>
+    __global__ void __launch_bounds__(256) fused_gelu_kernel(const T* x, T* y, int n) {}
+    __global__ void
+    row_softmax(float* p) {}
+    __device__ float helper(float x) { return x; }
+    @triton.jit
+    def add_kernel(x_ptr, y_ptr, n):
+        pass
+  )";
+  auto names = own_kernel_names(src);
+  EXPECT_EQ(names, (std::vector<std::string>{"fused_gelu_kernel", "row_softmax", "add_kernel"}));
+}
+
+TEST(Attribution, SortsKernelsAndCallsADecoyADecoy) {
+  nlohmann::json kernels = {
+      {{"name", "void fused_gelu_kernel<float, 4>(float const*, float*, int)"}, {"us", 30.0}},
+      {{"name", "sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x32"}, {"us", 50.0}},
+      {{"name", "void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl>"}, {"us", 15.0}},
+      {{"name", "triton_poi_fused_add_0"}, {"us", 5.0}}};
+  Attribution a = attribute_kernels(kernels, {"fused_gelu_kernel"});
+  EXPECT_DOUBLE_EQ(a.own_us, 30.0);
+  EXPECT_DOUBLE_EQ(a.library_us, 50.0);
+  EXPECT_DOUBLE_EQ(a.aten_us, 15.0);
+  EXPECT_DOUBLE_EQ(a.compiled_us, 5.0);
+  EXPECT_FALSE(a.decoy());
+  EXPECT_NEAR(a.to_json()["share"]["own"].get<double>(), 0.30, 1e-12);
+
+  // The same work with the candidate's kernel never launched: a decoy.
+  Attribution d = attribute_kernels(nlohmann::json::array({kernels[1], kernels[2]}), {"fused_gelu_kernel"});
+  EXPECT_TRUE(d.decoy());
+  // A plain PyTorch rewrite defines no kernels: never a decoy.
+  EXPECT_FALSE(attribute_kernels(kernels, {}).decoy());
+  // Names match whole words: "gelu" is not the candidate's "gelu_fast" kernel.
+  EXPECT_DOUBLE_EQ(attribute_kernels(kernels, {"fused_gelu"}).own_us, 0.0);
+}

@@ -1,0 +1,259 @@
+#include "evaluator/measure.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "evaluator/attribution.h"
+#include "evaluator/timing.h"
+#include "evaluator/verdicts.h"
+
+using namespace std::chrono;
+
+namespace cudal1 {
+
+namespace {
+
+constexpr int kSettle = 2;  // untimed first calls of each batch: the other context just had the GPU
+
+milliseconds to_ms(double s) { return milliseconds(static_cast<long long>(s * 1000)); }
+
+bool is_cuda(const std::string& device) { return device.rfind("cuda", 0) == 0; }
+
+struct TimingSettings {
+  int buckets, calls, warmup;
+};
+
+TimingSettings timing_settings(const EvalOptions& o) {
+  bool cuda = is_cuda(o.device);
+  return {o.buckets > 0 ? o.buckets : (cuda ? 7 : 5),
+          o.calls_per_bucket > 0 ? o.calls_per_bucket : (cuda ? 20 : 8),
+          o.warmup > 0 ? o.warmup : (cuda ? 10 : 3)};
+}
+
+// A call whose outputs were sampled, waiting for the reference to check it.
+struct SampledCall {
+  json call, samples;
+};
+
+json batch(Session& s, int n) {
+  return {{"op", "calls"}, {"calls", make_calls(s, n)}, {"samples", s.o.sample_elements}};
+}
+
+// The reply's per-call records, after checking their shape; exact checks of every call apply.
+const json* call_records(const json& request, const WorkerReply& rep, EvalResult& r) {
+  auto it = rep.body.find("calls");
+  if (it == rep.body.end() || !it->is_array() || it->size() != request["calls"].size()) {
+    r.status = Status::rejected;
+    r.add_flag("fake_worker_output", Severity::block, "a reply to timed calls had the wrong shape");
+    r.error = "the candidate's process answered timed calls with a malformed reply";
+    return nullptr;
+  }
+  const json& recs = *it;
+  for (std::size_t i = 0; i < recs.size(); ++i) apply_exact_checks(recs[i], request["calls"][i]["case"].get<int>(), r);
+  return &recs;
+}
+
+std::vector<double> field(const json& recs, const char* name) {
+  std::vector<double> v;
+  for (std::size_t i = kSettle; i < recs.size(); ++i) v.push_back(recs[i].value(name, 0.0));
+  return v;
+}
+
+// Recomputes a random subset of the sampled calls in the reference and compares.
+void verify_calls(Session& s, std::vector<SampledCall>& pool, EvalResult& r) {
+  std::shuffle(pool.begin(), pool.end(), s.rng);
+  std::size_t want = std::max<std::size_t>(std::size_t(s.o.verify_min),
+                                           std::size_t(std::ceil(s.o.verify_fraction * double(pool.size()))));
+  std::size_t n = std::min(want, pool.size()), failed = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& c = pool[i];
+    json positions = json::array();
+    for (auto& smp : c.samples.is_array() ? c.samples : json::array())
+      positions.push_back(smp.is_null() ? json() : smp["positions"]);
+    json req = {{"op", "sample"}, {"case", c.call["case"]}, {"variant", c.call["variant"]}, {"positions", positions}};
+    json ref = reference_call(s.ref, req, to_ms(s.o.call_timeout_s), s.task).body["samples"];
+    std::string problem = compare_samples(c.samples, ref, s.o.tolerance);
+    if (problem.empty()) continue;
+    if (failed++ == 0)
+      r.add_flag("timed_output_incorrect", Severity::block,
+                 "a timed call on case " + std::to_string(c.call["case"].get<int>()) +
+                     " with permuted inputs returned wrong values: " + problem);
+  }
+  r.statistics["verified_calls"] = {{"checked", n}, {"sampled", pool.size()}, {"failed", failed},
+                                    {"elements_per_output", s.o.sample_elements}};
+  if (failed) {
+    r.status = Status::rejected;
+    r.error = std::to_string(failed) + " of " + std::to_string(n) +
+              " verified timed calls returned wrong values: the candidate is right only when checked";
+  }
+}
+
+// Flags from the bucket statistics: both clocks, side streams.
+void timing_flags(const std::vector<Bucket>& buckets, const SpeedupEstimate& est, bool gpu, EvalResult& r) {
+  double cand_clock = clock_disagreement(buckets, true);
+  double ref_clock = clock_disagreement(buckets, false);
+  r.statistics["wall_over_claimed"] = {{"candidate", cand_clock}, {"reference", ref_clock}};
+  // The candidate's own clock may be lied to; the parent's may not. Allow for the reference's
+  // own gap between the two, plus slack for scheduling noise: several evaluations may share the
+  // host (on an H200 with four at once, tiny kernels showed gaps near 0.1 ms; on a 2-core CPU
+  // running two tests at once, an honest 0.3 ms call showed 4.6x against the reference's 1.7x).
+  double slack_ms = gpu ? 0.25 : 5.0;
+  double ratio_limit = gpu ? std::max(3.0, 2.0 * ref_clock) : std::max(4.0, 2.5 * ref_clock);
+  double claimed = est.cand_ms;
+  if (cand_clock > ratio_limit && cand_clock * claimed - claimed > slack_ms)
+    r.add_flag("clock_disagreement", Severity::block,
+               "the parent's clock saw " + std::to_string(cand_clock) +
+                   "x the time per call that the candidate's process reported (reference: " +
+                   std::to_string(ref_clock) + "x)");
+  // Work still running on another stream when the call returns: whoever uses the output next
+  // on the current stream would race it.
+  double side_ms = unsynchronised_work_ms(buckets);
+  r.statistics["unsynchronised_ms"] = side_ms;
+  if (gpu && side_ms > std::max(0.05, 0.25 * est.cand_ms))
+    r.add_flag("side_stream_work", Severity::block,
+               "about " + std::to_string(side_ms) + " ms of each call's GPU work finishes after the "
+               "current stream does: work on a side stream that the current stream never waits for");
+  std::vector<double> host_all, dev_all;
+  for (auto& b : buckets) {
+    host_all.insert(host_all.end(), b.cand_host_ms.begin(), b.cand_host_ms.end());
+    dev_all.insert(dev_all.end(), b.cand_ms.begin(), b.cand_ms.end());
+  }
+  if (!dev_all.empty() && gpu && median(dev_all) < 0.5 * median(host_all) - 0.05)
+    r.add_flag("clock_disagreement", Severity::block,
+               "device events report under half of the host clock's time per call");
+}
+
+}  // namespace
+
+json make_calls(Session& s, int n) {
+  json calls = json::array();
+  for (int i = 0; i < n; ++i)
+    calls.push_back({{"case", int(s.rng() % uint64_t(std::max(1, s.cases)))},
+                     {"variant", int64_t(s.rng() & ((uint64_t(1) << 52) - 1))},
+                     {"slot", i}});
+  return calls;
+}
+
+void apply_guard_evidence(const json& reply, bool threads_count, EvalResult& r) {
+  for (auto& name : reply.value("tampered", json::array()))
+    r.add_flag("harness_tampered", Severity::block,
+               "the candidate replaced " + name.get<std::string>() + ", which timing or checking relies on");
+  for (auto& e : reply.value("audit", json::array()))
+    r.add_flag("introspection", Severity::block,
+               "candidate code called " + e.value("event", std::string()) + " " + e.value("detail", std::string()) +
+                   " at " + e.value("where", std::string()) + " (looking for the harness's or another process's state)");
+  if (!threads_count) return;
+  for (auto& rec : reply.value("calls", json::array()))
+    for (auto& t : rec.value("new_threads", json::array()))
+      r.add_flag("background_thread", Severity::block,
+                 "a call left a new thread running after it returned (" + t.get<std::string>() +
+                     "): work done outside the timed interval");
+}
+
+bool measure(Session& s, Worker& cand, EvalResult& r) {
+  const EvalOptions& o = s.o;
+  TimingSettings ts = timing_settings(o);
+  auto call_timeout = to_ms(o.call_timeout_s);
+  std::vector<SampledCall> pool;
+  auto keep = [&](const json& req, const json& recs, std::size_t from) {
+    for (std::size_t i = from; i < recs.size(); ++i) pool.push_back({req["calls"][i], recs[i].value("samples", json())});
+  };
+
+  json warm = batch(s, ts.warmup);
+  reference_call(s.ref, warm, call_timeout * (ts.warmup + 1), s.task);
+  WorkerReply cw = cand.request(warm, to_ms(o.build_timeout_s) + call_timeout * ts.warmup);
+  if (apply_candidate_failure(cw, "warm-up calls", cand.stderr_tail(), r)) return false;
+  apply_guard_evidence(cw.body, false, r);
+  const json* warm_recs = call_records(warm, cw, r);
+  if (!warm_recs) return false;
+  keep(warm, *warm_recs, 0);
+
+  // The fixed cost of a timed batch on the parent's clock, from trusted code. Measured once, so
+  // the two sides alternate in each bucket with nothing else run in between.
+  json empty = batch(s, ts.calls + kSettle);
+  empty["empty"] = true;
+  auto batch_timeout = call_timeout * (ts.calls + kSettle);
+  double overhead_wall_ms = reference_call(s.ref, empty, batch_timeout, s.task).wall_ms;
+
+  std::vector<Bucket> buckets;
+  int rounds = 0;
+  for (;;) {
+    for (int b = 0; b < ts.buckets; ++b) {
+      Bucket bucket;
+      bucket.calls = ts.calls;
+      json req = batch(s, ts.calls + kSettle);
+      bool cand_first = s.rng() & 1;
+      for (int side = 0; side < 2; ++side) {
+        if ((side == 0) == cand_first) {
+          WorkerReply rep = cand.request(req, batch_timeout);
+          if (apply_candidate_failure(rep, "timed calls", cand.stderr_tail(), r)) return false;
+          apply_guard_evidence(rep.body, true, r);
+          const json* recs = call_records(req, rep, r);
+          if (!recs) return false;
+          keep(req, *recs, kSettle);
+          bucket.cand_ms = field(*recs, "device_ms");
+          bucket.cand_host_ms = field(*recs, "host_ms");
+          bucket.cand_stream_ms = field(*recs, "stream_ms");
+          bucket.cand_wall_ms = rep.wall_ms;
+        } else {
+          WorkerReply rep = reference_call(s.ref, req, batch_timeout, s.task);
+          const json& recs = rep.body["calls"];
+          bucket.ref_ms = field(recs, "device_ms");
+          bucket.ref_host_ms = field(recs, "host_ms");
+          bucket.ref_stream_ms = field(recs, "stream_ms");
+          bucket.ref_wall_ms = rep.wall_ms;
+        }
+      }
+      bucket.overhead_wall_ms = overhead_wall_ms;
+      buckets.push_back(std::move(bucket));
+      if (o.progress) o.progress("timing", double(buckets.size()) / double(ts.buckets * (1 + o.max_remeasure)));
+    }
+    SpeedupEstimate est = estimate_speedup(buckets);
+    if (est.spread <= o.spread_limit || rounds >= o.max_remeasure) break;
+    ++rounds;
+  }
+
+  SpeedupEstimate est = estimate_speedup(buckets);
+  r.runtime_ms["eager"] = est.ref_ms;
+  r.runtime_ms["candidate"] = est.cand_ms;
+  r.speedup["eager"] = est.reported;
+  r.statistics = {
+      {"buckets", buckets.size()}, {"calls_per_bucket", ts.calls}, {"warmup", ts.warmup},
+      {"bucket_ratios", est.bucket_ratios}, {"raw_speedup", est.raw}, {"q25", est.q25},
+      {"q75", est.q75}, {"spread", est.spread}, {"remeasured", rounds},
+      {"clock", is_cuda(o.device) ? "cuda events + host, device-wide sync" : "host steady clock"},
+      {"inputs", "a random case per call, permuted, in rotating buffers"},
+  };
+  if (est.spread > o.spread_limit)
+    r.add_flag("timing_noisy", Severity::warn,
+               "bucket ratios still spread " + std::to_string(est.spread) + " after " +
+                   std::to_string(rounds) + " re-measures; the figure was shrunk toward 1.00");
+  timing_flags(buckets, est, is_cuda(o.device), r);
+  verify_calls(s, pool, r);
+  return true;
+}
+
+void attribute(Session& s, Worker& cand, const std::string& candidate_source, EvalResult& r) {
+  if (!is_cuda(s.o.device)) return;
+  json req = {{"op", "profile"}, {"calls", make_calls(s, 3)}};
+  WorkerReply rep = cand.request(req, to_ms(s.o.call_timeout_s) * 4);
+  if (rep.kind != WorkerReply::Kind::ok || !rep.body.value("ok", false)) {
+    r.statistics["attribution"] = {{"skipped", "the profiled calls failed: " + rep.detail}};
+    return;
+  }
+  apply_guard_evidence(rep.body, false, r);
+  if (rep.body.contains("skipped")) {
+    r.statistics["attribution"] = {{"skipped", rep.body["skipped"]}};
+    return;
+  }
+  Attribution a = attribute_kernels(rep.body.value("kernels", json::array()), own_kernel_names(candidate_source));
+  r.statistics["attribution"] = a.to_json();
+  if (a.decoy())
+    r.add_flag("decoy", Severity::block,
+               "the candidate defines kernels (" + a.defined.front() + (a.defined.size() > 1 ? ", ..." : "") +
+                   ") but none ran in " + std::to_string(int(a.total_us())) +
+                   " us of GPU work: PyTorch's or library kernels did the work");
+}
+
+}  // namespace cudal1

@@ -1,0 +1,42 @@
+// evaluator/measure.h — timing a candidate against the reference, and what the candidate's
+// process reports about itself while it runs (internal to the evaluator).
+//
+// Every call, warm-up and timed alike, takes the worker's one call path (runner/py/calls.py):
+// a random case, permuted into a variant never computed before, copied into a rotating slot.
+// Each call's outputs are sampled at positions drawn after it returns; a random subset of the
+// calls is recomputed by the reference and compared, so "honest while checked, fast while
+// timed", caches keyed by address or call count, and partial work all fail.
+#pragma once
+
+#include <random>
+#include <string>
+
+#include "evaluator/evaluator.h"
+#include "runner/worker.h"
+
+namespace cudal1 {
+
+struct Session {
+  const EvalOptions& o;
+  Worker& ref;
+  std::string task;  // the task's path, for the reference's errors
+  int cases = 0;     // how many cases both workers hold
+  std::mt19937_64 rng;
+};
+
+// A batch of `n` calls: random cases, fresh variant seeds, rotating slots.
+json make_calls(Session& s, int n);
+
+// The evidence every candidate reply carries: harness functions replaced (harness_tampered),
+// introspection (introspection) and, when `threads_count`, threads a call left running
+// (background_thread).
+void apply_guard_evidence(const json& reply, bool threads_count, EvalResult& r);
+
+// Warm-up, then paired buckets; fills runtime_ms, speedup, statistics and flags, and verifies a
+// random subset of the calls. Returns false (r filled in) when the candidate failed meanwhile.
+bool measure(Session& s, Worker& cand, EvalResult& r);
+
+// A few calls under the profiler: statistics.attribution and the decoy flag (CUDA only).
+void attribute(Session& s, Worker& cand, const std::string& candidate_source, EvalResult& r);
+
+}  // namespace cudal1

@@ -1,0 +1,186 @@
+"""The one path every call of a model takes, in both workers: checking calls and timed calls run
+the same code, so a candidate cannot behave one way while checked and another while timed.
+
+Per call: fresh inputs (one case's values, or a variant of them, copied into one of several
+rotating slots, so neither an input address nor a call count says what the values are), the
+allocator poisoned, the cache flushed, the device synchronised, both clocks around the call, the
+device synchronised again. After the clocks stop: the exact checks, the threads the call left
+running, and a sample of every output at positions drawn from os.urandom *after* the call, which
+the parent verifies against the reference for a random subset of calls. Checking calls also
+write their whole outputs to a file for the parent to compare element by element.
+"""
+import base64
+import os
+import time
+
+import torch
+
+import tensor_io
+from tensor_io import _TB, _Tensor, _isinstance, _type
+
+_urandom = os.urandom
+_listdir = os.listdir
+_monotonic = time.monotonic
+_sleep = time.sleep
+_b64 = base64.b64encode
+_b64decode = base64.b64decode
+_data_ptr = _TB.data_ptr
+_element_size = _TB.element_size
+_stride = _TB.stride
+_size = _TB.size
+_copy = _TB.copy_
+_index_select = _TB.index_select
+_reshape = _TB.reshape
+_no_grad = torch.no_grad
+_randperm = torch.randperm
+_randint = torch.randint
+_Generator = torch.Generator
+
+
+def variant(values, seed):
+    """Case values with each tensor permuted along its first dimension longer than 1, by a
+    permutation drawn from `seed` (one per dimension length, so paired inputs stay paired).
+    Same values, same distribution, a new problem: its answer was never computed before."""
+    if seed is None:
+        return values
+    gen = _Generator().manual_seed(int(seed))
+    perms, out = {}, []
+    for v in values:
+        if _isinstance(v, _Tensor) and v.dim() >= 1:
+            dim = next((d for d, n in enumerate(_size(v)) if n > 1), None)
+            if dim is not None:
+                n = _size(v)[dim]
+                if n not in perms:
+                    perms[n] = _randperm(n, generator=gen)
+                v = _index_select(v, dim, perms[n].to(v.device))
+        out.append(v)
+    return out
+
+
+def extent(t):
+    """[first byte, last byte + 1) that a strided tensor can touch."""
+    if t.numel() == 0:
+        return None
+    start = _data_ptr(t)
+    span = 1 + sum((s - 1) * abs(st) for s, st in zip(_size(t), _stride(t)))
+    return (start, start + span * _element_size(t))
+
+
+def exact_checks(values, args, device):
+    extents = [extent(a) for a in args if _isinstance(a, _Tensor)]
+    checks = []
+    for v in values:
+        c = {"plain_tensor": _type(v) is _Tensor}
+        if _isinstance(v, _Tensor):
+            dev = v.device
+            c["device"] = str(dev)
+            c["device_ok"] = dev.type == device.type
+            c["materialised"] = dev.type != "meta" and v.layout == torch.strided and \
+                (v.numel() == 0 or _data_ptr(v) != 0)
+            ext = extent(v) if c["materialised"] else None
+            c["aliases_input"] = bool(ext) and any(e and ext[0] < e[1] and e[0] < ext[1] for e in extents)
+        checks.append(c)
+    return checks
+
+
+def readable(value, check):
+    return _isinstance(value, _Tensor) and check.get("materialised") and check.get("plain_tensor")
+
+
+def sample(value, positions=None, count=1024):
+    """Values of a tensor at `positions` (flat, C order); positions drawn from os.urandom when
+    not given. Returned base64-encoded, raw little-endian, so NaN and Inf survive the trip."""
+    n = value.numel()
+    if positions is None:
+        gen = _Generator().manual_seed(int.from_bytes(_urandom(8), "little") >> 1)
+        positions = _randint(0, n, (min(count, n),), generator=gen) if n else torch.zeros(0, dtype=torch.int64)
+    flat = _reshape(value, (-1,))
+    picked = flat[positions.to(flat.device)] if n else flat
+    return {"dtype": tensor_io.dtype_name(value.dtype), "numel": n,
+            "positions": _b64(tensor_io.tensor_bytes(positions.to(torch.int64))).decode(),
+            "values": _b64(tensor_io.tensor_bytes(picked)).decode()}
+
+
+def decode_positions(text):
+    raw = _b64decode(text)
+    return torch.frombuffer(bytearray(raw), dtype=torch.int64) if raw else torch.zeros(0, dtype=torch.int64)
+
+
+def threads():
+    try:
+        return set(_listdir("/proc/self/task"))
+    except OSError:
+        return set()
+
+
+def thread_name(tid):
+    try:
+        with open(f"/proc/self/task/{tid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return "?"
+
+
+def _lingering(before, grace_s=0.02):
+    """Threads started since `before` that are still there after a short grace: a joined thread
+    can stay listed in /proc for a moment while it exits."""
+    deadline = _monotonic() + grace_s
+    while True:
+        left = sorted(threads() - before)
+        if not left or _monotonic() > deadline:
+            return left
+        _sleep(0.001)
+
+
+class Runner:
+    """Runs calls of one model on one device the same way whatever the call is for."""
+
+    def __init__(self, device, timer, slots=4):
+        self.device = device
+        self.timer = timer
+        self.slot_count = slots
+        self.slots = {}
+
+    def inputs(self, case_values, seed, slot):
+        """The call's arguments: the case (or its variant) copied into slot `slot`'s buffers."""
+        values = variant(case_values, seed)
+        key = slot % self.slot_count
+        bufs = self.slots.get(key)
+        if bufs is None or len(bufs) != len(values) or any(
+                _isinstance(b, _Tensor) != _isinstance(v, _Tensor) or
+                (_isinstance(v, _Tensor) and (b.shape != v.shape or b.dtype != v.dtype)) for b, v in zip(bufs, values)):
+            bufs = [v.clone() if _isinstance(v, _Tensor) else v for v in values]
+            self.slots[key] = bufs
+            return list(bufs)
+        with _no_grad():
+            for b, v in zip(bufs, values):
+                if _isinstance(v, _Tensor):
+                    _copy(b, v)
+        return [b if _isinstance(b, _Tensor) else v for b, v in zip(bufs, values)]
+
+    def poison(self, sizes):
+        """Leaves all-ones blocks of the outputs' sizes in the CUDA caching allocator, so an
+        output the candidate allocates but never writes reads as NaN, not as a lucky value."""
+        if self.device.type != "cuda" or not sizes:
+            return  # on the host glibc's MALLOC_PERTURB_ does this for every allocation
+        blocks = [torch.full((max(n, 4) // 4,), -1, dtype=torch.int32, device=self.device) for n in sizes]
+        del blocks
+
+    def call(self, model, args, poison_sizes, samples):
+        """One call: returns (record, outputs). The record has the clocks, the exact checks, the
+        threads the call left behind and the sampled output values."""
+        self.poison(poison_sizes)
+        before = threads()
+        dev_ms, host_ms, stream_ms, out = self.timer.call(model, args)
+        values = tensor_io.as_list(out)
+        rec = {"device_ms": dev_ms, "host_ms": host_ms, "stream_ms": stream_ms}
+        checks = exact_checks(values, args, self.device)
+        rec["checks"] = checks
+        # Sampled before anything else: a thread still writing the output has had no extra time.
+        if samples:
+            rec["samples"] = [sample(v, count=samples) if readable(v, c) else None
+                              for v, c in zip(values, checks)]
+        left = _lingering(before)
+        if left:
+            rec["new_threads"] = [thread_name(t) for t in left]
+        return rec, values, checks

@@ -1,0 +1,71 @@
+"""The precision ladder's measurements (the verdict is the parent's): the reference's outputs in
+float64 as an oracle, and the relative error against it of the reference run as it is, with TF32
+allowed (CUDA), and under bf16 and fp16 autocast. A candidate whose error sits with a reduced
+rung rather than with the reference as run computes in reduced precision."""
+import copy
+
+import torch
+
+import tensor_io
+from tensor_io import _Tensor, _isinstance
+
+
+def _clone(values, dtype=None):
+    out = []
+    for v in values:
+        if _isinstance(v, _Tensor):
+            v = v.clone()
+            if dtype is not None and v.is_floating_point():
+                v = v.to(dtype)
+        out.append(v)
+    return out
+
+
+def _rel_error(values, oracle):
+    """Per output: ||value - oracle|| / ||oracle|| over elements finite in both (None when the
+    output is not a float tensor)."""
+    errs = []
+    for v, o in zip(values, oracle):
+        if not (_isinstance(v, _Tensor) and _isinstance(o, _Tensor) and v.is_floating_point()
+                and v.shape == o.shape):
+            errs.append(None)
+            continue
+        a, b = v.double(), o.double()
+        keep = torch.isfinite(a) & torch.isfinite(b)
+        diff = ((a - b)[keep] ** 2).sum().item()
+        norm = (b[keep] ** 2).sum().item()
+        errs.append((diff / norm) ** 0.5 if norm > 0 else diff ** 0.5)
+    return errs
+
+
+def _run(model, values):
+    with torch.no_grad():
+        out = tensor_io.as_list(model(*values))
+    if values and any(_isinstance(v, _Tensor) and v.is_cuda for v in values):
+        torch.cuda.synchronize()
+    return out
+
+
+def ladder(model, values, device, oracle_file):
+    try:
+        oracle_model = copy.deepcopy(model).double()
+        oracle = _run(oracle_model, _clone(values, torch.float64))
+        del oracle_model
+    except Exception as e:  # noqa: BLE001 — a task without float64 kernels has no ladder
+        return {"ok": True, "skipped": f"the task does not run in float64: {type(e).__name__}: {str(e)[:200]}"}
+    tensor_io.write_values(oracle_file, oracle)
+    rungs = {"as_run": _rel_error(_run(model, _clone(values)), oracle)}
+    if device.type == "cuda":
+        saved = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
+        try:
+            rungs["tf32"] = _rel_error(_run(model, _clone(values)), oracle)
+        finally:
+            torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+    for name, dtype in (("bf16", torch.bfloat16), ("fp16", torch.float16)):
+        try:
+            with torch.autocast(device.type, dtype=dtype):
+                rungs[name] = _rel_error(_run(model, _clone(values)), oracle)
+        except Exception:  # noqa: BLE001 — e.g. no fp16 autocast on this CPU build
+            continue
+    return {"ok": True, "oracle_file": oracle_file, "rungs": rungs}
