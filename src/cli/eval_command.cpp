@@ -115,6 +115,7 @@ EvalResult evaluate_one(EvalOptions o, const std::string& candidate, Store* stor
       return *hit;
     }
   }
+  o.lint_store = store;
   if (store) o.best_known_speedup = store->best_speedup(sha256_hex(read_file(o.task_path)), o.protocol_key(), o.device);
   EvalResult r = evaluate(o);
   if (store) {

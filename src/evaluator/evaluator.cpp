@@ -11,6 +11,7 @@
 #include "evaluator/measure.h"
 #include "evaluator/precision.h"
 #include "evaluator/shadowing.h"
+#include "lint/lint.h"
 #include "evaluator/verdicts.h"
 #include "runner/python.h"
 #include "runner/worker.h"
@@ -122,6 +123,19 @@ EvalResult evaluate(const EvalOptions& o) {
   };
 
   std::string python = find_python(o.python);
+
+  // 0. The task's own lint: a speedup on a task a null kernel passes is labelled as such.
+  if (o.lint) {
+    report("lint", 0.0);
+    try {
+      LintResult lint = lint_task_cached(o.task_path, o.device, o.tolerance, o.lint_store, python);
+      r.task_lint = lint.to_json();
+      for (auto& f : lint.findings)
+        r.add_flag("degenerate_task", Severity::warn, "the task is degenerate (" + f.id + "): " + f.evidence);
+    } catch (const Error& e) {
+      r.task_lint = {{"error", e.message()}};  // the evaluation below reports a broken task itself
+    }
+  }
   ScratchDir scratch;
   fs::path shared = scratch.root / "inputs", secret = scratch.root / "expected",
            ref_dir = scratch.root / "reference", cand_dir = scratch.root / "candidate",

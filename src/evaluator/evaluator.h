@@ -17,6 +17,8 @@
 
 namespace cudal1 {
 
+class Store;
+
 // Bumped whenever a change can alter a verdict or a figure: results under another protocol are
 // never reused from the store.
 inline constexpr const char* kProtocolVersion = "cudal1-eval/2";
@@ -43,6 +45,8 @@ struct EvalOptions {
   bool precision_check = true;       // the precision ladder on float32 tasks
   bool allow_reduced_precision = false;  // reduced_precision becomes a warning, labelled
   bool attribution = true;           // profiler attribution and the decoy flag (CUDA)
+  bool lint = true;                  // attach the task's degenerate-task lint (cached in lint_store)
+  Store* lint_store = nullptr;       // where lint results are cached; null: computed every time
   double build_timeout_s = 900;      // loading the candidate, compilation included
   double call_timeout_s = 120;       // one forward call
   std::size_t memory_limit_mb = 16384;

@@ -48,6 +48,7 @@ TEST_P(Fixture, GetsItsExpectedVerdict) {
   o.buckets = 3;
   o.calls_per_bucket = 4;
   o.max_remeasure = 0;
+  o.lint = false;  // the lint has its own tests; here it would only repeat itself per case
   o.build_timeout_s = c.builds_extension ? 600 : 30;
   o.call_timeout_s = 15;
   EvalResult r = evaluate(o);

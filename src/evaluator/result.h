@@ -39,6 +39,7 @@ struct EvalResult {
   json statistics = json::object();          // buckets, ratios, spread, re-measures
   json provenance = json::object();          // device, driver, versions, protocol, seeds
   json phase_seconds = json::object();       // wall time per phase: where an evaluation's time went
+  json task_lint = json::object();           // the task's degenerate-task lint (lint/lint.h), if run
   std::string task_path, candidate_path, task_hash, candidate_hash;
   bool from_store = false;
 

@@ -1,6 +1,6 @@
 """The precision ladder's measurements (the verdict is the parent's): the reference's outputs in
 float64 as an oracle, and the relative error against it of the reference run as it is, with TF32
-allowed (CUDA), and under bf16 and fp16 autocast. A candidate whose error sits with a reduced
+allowed (CUDA), under bf16 and fp16 autocast, and with model and inputs cast to bf16 and fp16. A candidate whose error sits with a reduced
 rung rather than with the reference as run computes in reduced precision."""
 import copy
 
@@ -63,9 +63,17 @@ def ladder(model, values, device, oracle_file):
         finally:
             torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
     for name, dtype in (("bf16", torch.bfloat16), ("fp16", torch.float16)):
+        # Autocast lowers matmuls and convolutions only; the cast rung lowers everything,
+        # elementwise work and reductions included.
         try:
             with torch.autocast(device.type, dtype=dtype):
                 rungs[name] = _rel_error(_run(model, _clone(values)), oracle)
         except Exception:  # noqa: BLE001 — e.g. no fp16 autocast on this CPU build
-            continue
+            pass
+        try:
+            low = copy.deepcopy(model).to(dtype)
+            rungs[name + "_cast"] = _rel_error(_run(low, _clone(values, dtype)), oracle)
+            del low
+        except Exception:  # noqa: BLE001 — an op without a kernel for that dtype here
+            pass
     return {"ok": True, "oracle_file": oracle_file, "rungs": rungs}
