@@ -85,6 +85,17 @@ LintGrid lint_probe(const LintOptions& o) {
   json reply = reference_call(worker, req, timeout, o.task_path).body;
   worker.shutdown();
 
+  // The parent holds all 8 outputs at once; a task whose outputs alone exceed the memory budget
+  // (several KernelBench tasks have 2-6 GiB outputs) is refused rather than left to the OOM killer.
+  std::uintmax_t total = 0, files = 0;
+  for (auto& row : reply.at("outputs"))
+    for (auto& f : row) total += fs::file_size(f.get<std::string>()), ++files;
+  if (o.memory_limit_mb && total > std::uintmax_t(o.memory_limit_mb) << 20)
+    throw Error(ErrorKind::runner,
+                o.task_path + ": its " + std::to_string(files) +
+                    " reference outputs total " + std::to_string(total >> 20) + " MiB, more than the " +
+                    std::to_string(o.memory_limit_mb) + " MiB memory limit lets the lint hold",
+                "lint it on a machine with more memory, with a higher --memory-limit-mb");
   for (auto& row : reply.at("outputs")) {
     g.outputs.emplace_back();
     for (auto& f : row) {
