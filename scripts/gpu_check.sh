@@ -2,7 +2,7 @@
 # scripts/gpu_check.sh [OUT_DIR] — everything that needs a GPU: build (or use the static build
 # carried in build-static/), run every GPU test, run the GPU benchmarks, and print a short table
 # last. Logs and the results store go to OUT_DIR ($OUT, else build/gpu-out).
-# STAGES picks what runs (default "tests bench tasks"; "solutions" is long: every bundled task's
+# STAGES picks what runs (default "tests bench tasks"; "cuda-corpus" runs only the CUDA-only fixtures; "solutions" is long: every bundled task's
 # solutions through the evaluator, long, so it runs on its own; SOLUTION_LEVELS="1" or "2 3"
 # splits it to fit a 10-minute device call).
 set -uo pipefail
@@ -35,17 +35,30 @@ has() { [[ " $stages " == *" $1 "* ]]; }
 : >"$out/gpu_tests.log"
 verdict_secs=0
 
+export CUDAL1_CORPUS_LOG=$out/corpus.jsonl  # one line per case: bench/corpus_table.py reads it
+: >"$CUDAL1_CORPUS_LOG"
+# Verdicts on CUDA, in shards: they judge verdicts, not speed, so shards share the GPU.
+# $1: a gtest filter.
+corpus() {
+  local shards=${SHARDS:-4} start=$SECONDS
+  for i in $(seq 0 $((shards - 1))); do
+    GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i "$bin/cudal1_gpu_tests" --gtest_filter="$1" \
+      >"$out/shard_$i.log" 2>&1 &
+  done
+  wait
+  cat "$out"/shard_*.log >>"$out/gpu_tests.log" && rm -f "$out"/shard_*.log
+  verdict_secs=$((verdict_secs + SECONDS - start))
+}
+
+# 1a. Only the CUDA-only fixtures (stage cuda-corpus), when time is short.
+if has cuda-corpus; then
+  names=$(for f in tests/fixtures/cuda/*.py; do printf 'Corpus/*/%s:' "$(basename "$f" .py)"; done)
+  corpus "${names%:}"
+fi
+
 if has tests; then
-# 1. Verdicts on CUDA for the whole corpus. They judge verdicts, not speed, so shards share the GPU.
-shards=${SHARDS:-4}
-start=$SECONDS
-for i in $(seq 0 $((shards - 1))); do
-  GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i "$bin/cudal1_gpu_tests" --gtest_filter='Corpus/*' \
-    >"$out/shard_$i.log" 2>&1 &
-done
-wait
-cat "$out"/shard_*.log >"$out/gpu_tests.log" && rm -f "$out"/shard_*.log
-verdict_secs=$((SECONDS - start))
+# 1. Verdicts on CUDA for the whole corpus.
+corpus 'Corpus/*'
 
 # 2. Timing checks with the GPU to themselves.
 "$bin/cudal1_gpu_tests" --gtest_filter='Timing.*' >>"$out/gpu_tests.log" 2>&1
@@ -61,11 +74,12 @@ has tasks && "$bin/cudal1" tasks list --device cuda --eager >"$out/tasks_sol.txt
 has solutions && bench/suite_solutions.sh "$bin/cudal1" cuda "${SOLUTION_LEVELS:-1 2 3}" >"$out/solutions.txt" 2>&1
 
 echo
-if has tests; then
+if has tests || has cuda-corpus; then
   passed=$(grep -c '^\[       OK \]' "$out/gpu_tests.log")
   failed=$(grep -c '^\[  FAILED  \] [A-Z].*(' "$out/gpu_tests.log")
   echo "GPU tests: $passed passed, $failed failed (verdict shards ${verdict_secs}s)"
   grep '^\[  FAILED  \] [A-Z].*(' "$out/gpu_tests.log" | sort -u
   echo
 fi
+if [ -s "$CUDAL1_CORPUS_LOG" ]; then python3 bench/corpus_table.py "$CUDAL1_CORPUS_LOG"; echo; fi
 for f in tasks_sol.txt solutions.txt bench.txt; do [ -s "$out/$f" ] && { cat "$out/$f"; echo; }; done

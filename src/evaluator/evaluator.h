@@ -40,8 +40,8 @@ struct EvalOptions {
   double best_known_factor = 2.0;    // ... and so is one above this many times the best known
   double remeasure_disagreement = 0.10;  // relative gap between the two that raises a flag
   int sample_elements = 1024;        // per output of every call, drawn after the call returns
-  double verify_fraction = 0.25;     // share of timed calls the reference recomputes and compares
-  int verify_min = 4;                // ... and never fewer than this many
+  double verify_fraction = 0.5;      // share of timed calls the reference recomputes and compares
+  int verify_min = 8;                // ... and never fewer than this many
   bool precision_check = true;       // the precision ladder on float32 tasks
   bool allow_reduced_precision = false;  // reduced_precision becomes a warning, labelled
   bool attribution = true;           // profiler attribution and the decoy flag (CUDA)

@@ -59,7 +59,8 @@ TEST_P(Fixture, GetsItsExpectedVerdict) {
     for (auto& f : r.flags) flag_ids.push_back({{"id", f.id}, {"severity", severity_name(f.severity)}});
     std::ofstream(log, std::ios::app) << json{{"case", c.name()}, {"family", c.family}, {"device", c.device},
         {"expected_accepted", c.accepted}, {"expected_statuses", c.statuses}, {"expected_flags", c.flags},
-        {"status", got}, {"accepted", r.accepted}, {"flags", flag_ids}}.dump() << "\n";
+        {"status", got}, {"accepted", r.accepted}, {"max_speedup", c.max_speedup},
+        {"speedup", r.speedup.count("eager") ? r.speedup.at("eager") : 0.0}, {"flags", flag_ids}}.dump() << "\n";
   }
   std::string flags;
   for (auto& f : r.flags) flags += "\n  flag " + f.id + ": " + f.evidence;
@@ -73,6 +74,7 @@ TEST_P(Fixture, GetsItsExpectedVerdict) {
   }
   if (r.accepted) {
     EXPECT_GT(r.speedup.at("eager"), 0.0);
+    if (c.max_speedup > 0) EXPECT_LE(r.speedup.at("eager"), c.max_speedup) << "a neutralised hack must show no gain";
     EXPECT_GT(r.runtime_ms.at("candidate"), 0.0);
     EXPECT_EQ(r.correctness["cases"].size(), 6u);  // 3 input distributions x 2 weight inits
   } else {

@@ -53,6 +53,7 @@ std::vector<FixtureCase> load_fixture_cases(const std::string& sub, const std::s
       else if (key == "device") c.device = value;
       else if (key == "why") c.why = value;
       else if (key == "family") c.family = value;
+      else if (key == "expect-max-speedup") c.max_speedup = std::stod(value);
     }
     if (task.empty() || c.statuses.empty() || !accepted_set)
       throw std::runtime_error(entry.path().string() +

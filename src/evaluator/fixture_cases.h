@@ -6,7 +6,8 @@
 //   # expect-accepted: true
 //   # expect-flag: input_mutated  (repeatable)
 //   # device: cpu                 cpu cases run in `make test`, cuda cases in the GPU script
-//   # family: timed_phase         the hack family it belongs to (docs/evaluation.md), or honest
+//   # family: timed_phase         the hack family it belongs to (docs/defences.md), or honest
+//   # expect-max-speedup: 1.5     a hack the protocol neutralises: accepted, but with no gain
 #pragma once
 
 #include <filesystem>
@@ -24,6 +25,7 @@ struct FixtureCase {
   std::string device = "cpu";
   std::string why;
   std::string family = "unclassified";
+  double max_speedup = 0;             // 0: no bound
   bool builds_extension = false;      // uses load_inline: needs a long build timeout
   std::string name() const;           // file stem, usable as a test name
 };

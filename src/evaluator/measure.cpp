@@ -178,6 +178,7 @@ bool measure(Session& s, Worker& cand, EvalResult& r) {
 
   std::vector<Bucket> buckets;
   int rounds = 0;
+  double idle_ms = 0, idle_cpu_ms = 0;  // the candidate's other threads while it waited
   for (;;) {
     for (int b = 0; b < ts.buckets; ++b) {
       Bucket bucket;
@@ -189,6 +190,10 @@ bool measure(Session& s, Worker& cand, EvalResult& r) {
           WorkerReply rep = cand.request(req, batch_timeout);
           if (apply_candidate_failure(rep, "timed calls", cand.stderr_tail(), r)) return false;
           apply_guard_evidence(rep.body, true, r);
+          if (rep.body.contains("idle") && rep.body["idle"].is_object()) {
+            idle_ms += rep.body["idle"].value("idle_ms", 0.0);
+            idle_cpu_ms += rep.body["idle"].value("other_threads_cpu_ms", 0.0);
+          }
           const json* recs = call_records(req, rep, r);
           if (!recs) return false;
           keep(req, *recs, kSettle);
@@ -230,6 +235,14 @@ bool measure(Session& s, Worker& cand, EvalResult& r) {
                "bucket ratios still spread " + std::to_string(est.spread) + " after " +
                    std::to_string(rounds) + " re-measures; the figure was shrunk toward 1.00");
   timing_flags(buckets, est, is_cuda(o.device), r);
+  // Threads burning CPU while the worker waited (the reference was timed meanwhile): a machine
+  // kept busy except during the candidate's own calls. A pool's spin-wait after a parallel region
+  // lasts about a millisecond; this asks for a third of all the waiting and more than 50 ms.
+  r.statistics["idle"] = {{"wait_ms", idle_ms}, {"other_threads_cpu_ms", idle_cpu_ms}};
+  if (idle_cpu_ms > 50.0 && idle_cpu_ms > 0.3 * idle_ms)
+    r.add_flag("background_thread", Severity::block,
+               "the candidate's other threads used " + std::to_string(int(idle_cpu_ms)) + " ms of CPU during " +
+                   std::to_string(int(idle_ms)) + " ms in which it had no call to run: work kept going between calls");
   verify_calls(s, pool, r);
   return true;
 }

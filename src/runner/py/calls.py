@@ -38,9 +38,10 @@ _Generator = torch.Generator
 
 
 def variant(values, seed):
-    """Case values with each tensor permuted along its first dimension longer than 1, by a
-    permutation drawn from `seed` (one per dimension length, so paired inputs stay paired).
-    Same values, same distribution, a new problem: its answer was never computed before."""
+    """Case values made into a problem never computed before: each tensor permuted along its
+    first dimension longer than 1, by a permutation drawn from `seed` (one per dimension length,
+    so paired inputs stay paired), and each floating tensor scaled by its own factor in
+    [e^-0.5, e^0.5] (signs, and so domains, kept), so no row of a variant was ever seen either."""
     if seed is None:
         return values
     gen = _Generator().manual_seed(int(seed))
@@ -53,6 +54,9 @@ def variant(values, seed):
                 if n not in perms:
                     perms[n] = _randperm(n, generator=gen)
                 v = _index_select(v, dim, perms[n].to(v.device))
+        if _isinstance(v, _Tensor) and v.is_floating_point():
+            factor = float(torch.exp(torch.rand((), generator=gen, dtype=torch.float64) - 0.5))
+            v = v * factor
         out.append(v)
     return out
 
@@ -104,6 +108,40 @@ def sample(value, positions=None, count=1024):
 def decode_positions(text):
     raw = _b64decode(text)
     return torch.frombuffer(bytearray(raw), dtype=torch.int64) if raw else torch.zeros(0, dtype=torch.int64)
+
+
+def _cpu_ticks(tid):
+    try:
+        with open(f"/proc/self/task/{tid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])  # utime + stime
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+_TICK_MS = 1000.0 / os.sysconf("SC_CLK_TCK")
+_main_tid = str(os.getpid())
+
+
+class IdleWatch:
+    """CPU time that threads other than the main one burn while this worker waits for the
+    parent (the reference is being timed meanwhile): a thread started at import that keeps the
+    machine busy except during the candidate's own calls shows up here."""
+
+    def __init__(self):
+        self.mark = None
+
+    def _other_ticks(self):
+        return sum(_cpu_ticks(t) for t in threads() if t != _main_tid)
+
+    def stop(self):
+        self.mark = (_monotonic(), self._other_ticks())
+
+    def since_stop(self):
+        if self.mark is None:
+            return None
+        wall_ms = (_monotonic() - self.mark[0]) * 1000.0
+        return {"idle_ms": wall_ms, "other_threads_cpu_ms": (self._other_ticks() - self.mark[1]) * _TICK_MS}
 
 
 def threads():

@@ -130,6 +130,7 @@ class Host:
         # Made before any candidate code runs: what they bind is the real thing.
         self.timer = Timer(self.device)
         self.runner = calls.Runner(self.device, self.timer)
+        self.idle = calls.IdleWatch()
 
     def handle(self, op, req):
         fn = getattr(self, "op_" + str(op), None)
@@ -172,6 +173,10 @@ class Host:
             if self.device.type == "cuda":
                 torch.cuda.synchronize()
             values = tensor_io.as_list(out)
+            if k == 0:
+                # What the empty calls return: outputs of the same shapes, so the fixed cost the
+                # parent subtracts includes the checks and sampling every real call pays.
+                self.empty_outputs = [torch.empty_like(v) if _isinstance(v, _Tensor) else v for v in values]
             expected = os.path.join(private, f"expected_{k}.ctf")
             tensor_io.write_values(expected, values)
             cases.append({"file": f, "init": case["init"], "expected": expected,
@@ -264,12 +269,13 @@ class Host:
         calls); `empty` times a call that does nothing (the fixed cost of the loop)."""
         samples = int(req.get("samples", 0))
         write_dir = req.get("out_dir") if req.get("write") else None
+        idle = self.idle.since_stop()
         records = []
         for i, c in enumerate(req["calls"]):
             k = c["case"]
             init, values = self.cases[k]
             args = self.runner.inputs(values, c.get("variant"), c.get("slot", i))
-            model = _nothing if req.get("empty") else self.models[init]
+            model = self._nothing if req.get("empty") else self.models[init]
             sizes = self.poison_sizes[k] if k < len(self.poison_sizes) else []
             before = _digest(args) if write_dir else None
             rec, outs, checks = self.runner.call(model, args, sizes, samples)
@@ -281,7 +287,15 @@ class Host:
                 rec["inputs_unchanged"] = before == _digest(args)
             del outs
             records.append(rec)
-        return {"ok": True, "calls": records, **self.candidate_report()}
+        reply = {"ok": True, "calls": records, **self.candidate_report()}
+        if idle is not None:
+            reply["idle"] = idle
+        self.idle.stop()
+        return reply
+
+    def _nothing(self, *args):
+        outs = getattr(self, "empty_outputs", None)
+        return None if outs is None else (outs[0] if len(outs) == 1 else tuple(outs))
 
     def op_sample(self, req):
         """The reference's values, at the positions a candidate's call was sampled at, for the
@@ -309,8 +323,6 @@ class Host:
         return attribution.profile(self, req["calls"])
 
 
-def _nothing(*args):
-    return None
 
 
 class _Placeholder:
