@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "evaluator/evaluator.h"
 #include "evaluator/fixture_cases.h"
 
 namespace fs = std::filesystem;
@@ -83,7 +84,7 @@ TEST(Cli, JsonHasTheStableFields) {
   EXPECT_TRUE(j["accepted"].get<bool>());
   EXPECT_EQ(j["status"], "ok");
   EXPECT_TRUE(j["speedup"].contains("eager"));
-  EXPECT_EQ(j["provenance"]["protocol"], "cudal1-eval/1");
+  EXPECT_EQ(j["provenance"]["protocol"], cudal1::kProtocolVersion);
   EXPECT_GE(j["statistics"]["buckets"].get<int>(), 3);
 }
 
