@@ -2,7 +2,8 @@
 # scripts/gpu_check.sh [OUT_DIR] — everything that needs a GPU: build (or use the static build
 # carried in build-static/), run every GPU test, run the GPU benchmarks, and print a short table
 # last. Logs and the results store go to OUT_DIR ($OUT, else build/gpu-out).
-# STAGES picks what runs (default "tests bench tasks"; "cuda-corpus" runs only the CUDA-only fixtures; "solutions" is long: every bundled task's
+# STAGES picks what runs (default "tests bench tasks"; "cuda-corpus" runs only the CUDA-only fixtures; "lint" lints
+# every row of LINT_JSONL; "solutions" is long: every bundled task's
 # solutions through the evaluator, long, so it runs on its own; SOLUTION_LEVELS="1" or "2 3"
 # splits it to fit a 10-minute device call).
 set -uo pipefail
@@ -70,6 +71,9 @@ has bench && bench/eval_repeat.sh "$bin/cudal1" cuda 3 >"$out/bench.txt" 2>&1
 # 4. The task suite: eager time and speed-of-light fraction of every task on this GPU.
 has tasks && "$bin/cudal1" tasks list --device cuda --eager >"$out/tasks_sol.txt" 2>&1
 
+# 4b. Degenerate-task lint over a CUDA-L1 file (stage lint; LINT_JSONL names it, carried in).
+has lint && bench/lint_suite.sh "$bin/cudal1" "${LINT_JSONL:?set LINT_JSONL}" cuda "${LINT_SHARDS:-10}" "$out/lint" >"$out/lint.txt" 2>&1
+
 # 5. Every bundled solution through the evaluator.
 has solutions && bench/suite_solutions.sh "$bin/cudal1" cuda "${SOLUTION_LEVELS:-1 2 3}" >"$out/solutions.txt" 2>&1
 
@@ -82,4 +86,4 @@ if has tests || has cuda-corpus; then
   echo
 fi
 if [ -s "$CUDAL1_CORPUS_LOG" ]; then python3 bench/corpus_table.py "$CUDAL1_CORPUS_LOG"; echo; fi
-for f in tasks_sol.txt solutions.txt bench.txt; do [ -s "$out/$f" ] && { cat "$out/$f"; echo; }; done
+for f in tasks_sol.txt solutions.txt bench.txt lint.txt; do [ -s "$out/$f" ] && { cat "$out/$f"; echo; }; done

@@ -47,18 +47,13 @@ Comparison compare_values(const TensorValue& expected, const TensorValue& actual
   double worst_score = -1;
   for (int64_t i = 0; i < c.elements; ++i) {
     double e = expected.at(i), a = actual.at(i);
-    bool bad;
+    bool bad = element_outside(e, a, tol);
     double abs_err = 0, rel_err = 0;
-    if (std::isnan(e) || std::isnan(a)) {
-      bad = std::isnan(e) != std::isnan(a);
-      if (bad) ++c.nan_mismatches;
-    } else if (std::isinf(e) || std::isinf(a)) {
-      bad = e != a;
+    if (std::isnan(e) || std::isnan(a) || std::isinf(e) || std::isinf(a)) {
       if (bad) ++c.nan_mismatches;
     } else {
       abs_err = std::fabs(a - e);
       rel_err = e != 0 ? abs_err / std::fabs(e) : 0.0;  // relative error is undefined at 0
-      bad = abs_err > tol.atol + tol.rtol * std::fabs(e);
     }
     if (bad) {
       ++c.mismatches;
@@ -78,6 +73,19 @@ Comparison compare_values(const TensorValue& expected, const TensorValue& actual
   }
   c.passed = c.mismatches == 0;
   return c;
+}
+
+bool all_within(const TensorValue& expected, const TensorValue& actual, Tolerance tol) {
+  if (expected.shape != actual.shape || expected.dtype != actual.dtype || actual.dtype == DType::unknown) return false;
+  for (int64_t i = 0, n = expected.numel(); i < n; ++i)
+    if (element_outside(expected.at(i), actual.at(i), tol)) return false;
+  return true;
+}
+
+bool all_within(const TensorValue& expected, double value, Tolerance tol) {
+  for (int64_t i = 0, n = expected.numel(); i < n; ++i)
+    if (element_outside(expected.at(i), value, tol)) return false;
+  return true;
 }
 
 std::string Comparison::summary() const {

@@ -4,6 +4,7 @@
 // expected NaN sits and infinities match exactly. Tolerances depend on the expected dtype.
 #pragma once
 
+#include <cmath>
 #include <string>
 
 #include "evaluator/tensor_file.h"
@@ -39,6 +40,19 @@ struct Comparison {
 };
 
 Comparison compare_values(const TensorValue& expected, const TensorValue& actual, Tolerance tol);
+
+// The element rule every comparison shares: true when `a` is outside tolerance of `e`.
+inline bool element_outside(double e, double a, Tolerance tol) {
+  if (std::isnan(e) || std::isnan(a)) return std::isnan(e) != std::isnan(a);
+  if (std::isinf(e) || std::isinf(a)) return e != a;
+  return std::fabs(a - e) > tol.atol + tol.rtol * std::fabs(e);
+}
+
+// Quick screens that stop at the first element outside tolerance: whether compare_values would
+// pass, without its details. Against another tensor (same shape and dtype required), or against
+// one value held by every element.
+bool all_within(const TensorValue& expected, const TensorValue& actual, Tolerance tol);
+bool all_within(const TensorValue& expected, double value, Tolerance tol);
 
 // True when an element's raw bytes are one of the fill patterns used to poison fresh
 // allocations (0xFE bytes from glibc, or an all-ones NaN) while the expected value is not.

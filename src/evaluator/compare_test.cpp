@@ -112,3 +112,20 @@ TEST(TensorFile, RoundTripAndRejectsMalformed) {
   EXPECT_THROW(read_tensor_file(p, 10), Error);  // over the size limit
   std::filesystem::remove_all(dir);
 }
+
+// The lint's quick screens must agree with the full comparison on every kind of element.
+TEST(Compare, QuickScreensAgreeWithFullComparison) {
+  float nan = std::nanf(""), inf = INFINITY;
+  std::vector<float> pool = {0.0f, 1.0f, -1.0f, 1.004f, 1.02f, 100.0f, 100.9f, 102.0f, nan, inf, -inf, 1e-6f};
+  for (double tol : {1e-2, 1e-4})
+    for (float x : pool)
+      for (float y : pool) {
+        auto e = f32({x, 1.0f}), a = f32({y, 1.0f});
+        bool full = compare_values(e, a, {tol, tol}).passed;
+        EXPECT_EQ(all_within(e, a, {tol, tol}), full) << x << " vs " << y << " at " << tol;
+        EXPECT_EQ(all_within(f32({x, y}), double(y), {tol, tol}),
+                  compare_values(f32({x, y}), f32({y, y}), {tol, tol}).passed)
+            << x << " vs constant " << y << " at " << tol;
+      }
+  EXPECT_FALSE(all_within(f32({1, 2}), f32({1, 2}, {2, 1}), {1e-2, 1e-2}));  // shapes differ
+}
