@@ -1,6 +1,7 @@
 #include "core/paths.h"
 
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -55,9 +56,10 @@ fs::path extension_cache_dir() {
   return fs::path(home ? home : "/tmp") / ".cache" / "cudal1" / "torch_extensions";
 }
 
-fs::path make_private_dir(const char* prefix) {
+fs::path make_private_dir(const char* prefix, const fs::path& parent) {
   const char* tmp = std::getenv("TMPDIR");
-  std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/" + prefix + "-XXXXXX";
+  std::string base = !parent.empty() ? parent.string() : std::string(tmp && *tmp ? tmp : "/tmp");
+  std::string templ = base + "/" + prefix + "-XXXXXX";
   std::vector<char> buf(templ.begin(), templ.end());
   buf.push_back('\0');
   if (!mkdtemp(buf.data()))
@@ -65,6 +67,26 @@ fs::path make_private_dir(const char* prefix) {
                 "check that $TMPDIR (or /tmp) exists and is writable");
   chmod(buf.data(), 0700);
   return fs::path(buf.data());
+}
+
+fs::path scratch_parent() {
+  if (const char* env = std::getenv("CUDAL1_SCRATCH"); env && *env) {
+    fs::create_directories(env);
+    return env;
+  }
+  struct statvfs st {};
+  if (statvfs("/dev/shm", &st) == 0 && double(st.f_bavail) * double(st.f_frsize) >= 8.0 * (1ull << 30) &&
+      access("/dev/shm", W_OK) == 0) {
+    fs::path p = fs::path("/dev/shm") / ("cudal1-" + std::to_string(getuid()));
+    std::error_code ec;
+    fs::create_directories(p, ec);
+    if (!ec) {
+      chmod(p.c_str(), 0700);
+      return p;
+    }
+  }
+  const char* tmp = std::getenv("TMPDIR");
+  return tmp && *tmp ? fs::path(tmp) : fs::path("/tmp");
 }
 
 }  // namespace cudal1

@@ -15,7 +15,12 @@ std::filesystem::path default_store_path();
 // $CUDAL1_CACHE/torch_extensions, else ~/.cache/cudal1/torch_extensions.
 std::filesystem::path extension_cache_dir();
 
-// A fresh private directory (mode 0700) under $TMPDIR for one evaluation.
-std::filesystem::path make_private_dir(const char* prefix);
+// A fresh private directory (mode 0700) under `parent` (default $TMPDIR, else /tmp).
+std::filesystem::path make_private_dir(const char* prefix, const std::filesystem::path& parent = {});
+
+// Where evaluations keep inputs and outputs while they run: $CUDAL1_SCRATCH, else a folder in
+// /dev/shm when it has room (8 GiB free; outputs of large tasks are gigabytes, written and read
+// back several times, and memory is much faster than disk for that), else $TMPDIR.
+std::filesystem::path scratch_parent();
 
 }  // namespace cudal1

@@ -33,7 +33,7 @@ bool is_cuda(const std::string& device) { return device.rfind("cuda", 0) == 0; }
 // Removes the evaluation's private directory however the evaluation ends.
 struct ScratchDir {
   fs::path root;
-  ScratchDir() : root(make_private_dir("cudal1-eval")) {}
+  ScratchDir() : root(make_private_dir("cudal1-eval", scratch_parent())) {}
   ~ScratchDir() {
     std::error_code ec;
     fs::remove_all(root, ec);
@@ -101,14 +101,84 @@ std::string EvalOptions::protocol_key() const {
   return key;
 }
 
-EvalResult evaluate(const EvalOptions& o) {
+// Everything an evaluation holds between its CPU part and its GPU part. Heap-allocated and
+// never moved: the session refers to `o`.
+struct PreparedEvaluation {
+  EvalOptions o;
   EvalResult r;
+  std::string task_src, cand_src, python;
+  ScratchDir scratch;
+  fs::path shared, secret, ref_dir, cand_dir, oracle_dir;
+  Plan plan;
+  WorkerSpec cspec;
+  std::unique_ptr<Worker> ref, cand;
+  double prepare_seconds = 0;
+};
+
+void PreparedDeleter::operator()(PreparedEvaluation* p) const { delete p; }
+
+PreparedPtr prepare_evaluation(const EvalOptions& options) {
+  auto start = std::chrono::steady_clock::now();
+  PreparedPtr p(new PreparedEvaluation{options, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, 0});
+  const EvalOptions& o = p->o;
+  EvalResult& r = p->r;
   r.task_path = fs::absolute(o.task_path).string();
   r.candidate_path = fs::absolute(o.candidate_path).string();
-  std::string task_src = read_file(o.task_path);
-  std::string cand_src = read_file(o.candidate_path);
-  r.task_hash = sha256_hex(task_src);
-  r.candidate_hash = sha256_hex(cand_src);
+  p->task_src = read_file(o.task_path);
+  p->cand_src = read_file(o.candidate_path);
+  r.task_hash = sha256_hex(p->task_src);
+  r.candidate_hash = sha256_hex(p->cand_src);
+  p->python = find_python(o.python);
+  fs::path root = p->scratch.root;
+  p->shared = root / "inputs", p->secret = root / "expected", p->ref_dir = root / "reference",
+  p->cand_dir = root / "candidate", p->oracle_dir = root / "oracle";
+  for (auto& d : {p->shared, p->secret, p->ref_dir, p->cand_dir, p->oracle_dir}) fs::create_directories(d);
+  p->plan = make_plan(o.seed);
+
+  // The trusted reference and the untrusted candidate start now and import torch while the
+  // caller does other work; neither touches the GPU before run_evaluation asks it to.
+  WorkerSpec rs{WorkerRole::reference, p->python, p->ref_dir.string(), o.device, {}, {}};
+  rs.limits.output_bytes = std::size_t(64) << 20;
+  p->ref = std::make_unique<Worker>(rs);
+
+  WorkerSpec& cspec = p->cspec;
+  cspec = {WorkerRole::candidate, p->python, p->cand_dir.string(), o.device, {}, {}};
+  cspec.limits.output_bytes = o.output_limit_kb << 10;
+  cspec.limits.memory_bytes = o.memory_limit_mb << 20;
+  cspec.limits.limit_address_space = !is_cuda(o.device);  // CUDA reserves far more address space than it uses
+  cspec.limits.drop_privileges = true;
+  fs::create_directories(p->cand_dir / ".stage");
+  if (o.reuse_extension_builds) {
+    // load_inline builds are kept per candidate content, so re-evaluating the same candidate does
+    // not rebuild (its build folder keeps one path, which ninja needs to see it as up to date).
+    // The candidate sees only that folder of the cache; the rest, and the store, are hidden.
+    fs::path ext_root = extension_cache_dir();
+    std::string own = r.candidate_hash.substr(0, 24);
+    fs::create_directories(ext_root / own);
+    cspec.extensions_dir = (ext_root / own).string();
+    cspec.limits.hide_dirs = {{ext_root.string(), own, (p->cand_dir / ".stage").string()}};
+  }  // else: a fresh folder inside the candidate's workdir, the stock way (one build per candidate)
+  cspec.limits.hide_dirs.push_back({p->oracle_dir.string(), "", ""});
+  for (auto& f : o.protect_files)
+    if (fs::exists(f)) cspec.limits.hide_files.push_back(fs::absolute(f).string());
+  p->cand = std::make_unique<Worker>(cspec);
+  p->prepare_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return p;
+}
+
+EvalResult evaluate(const EvalOptions& options) {
+  PreparedPtr p = prepare_evaluation(options);
+  return run_evaluation(*p);
+}
+
+EvalResult run_evaluation(PreparedEvaluation& p) {
+  const EvalOptions& o = p.o;
+  EvalResult& r = p.r;
+  const std::string &task_src = p.task_src, &cand_src = p.cand_src, &python = p.python;
+  const fs::path &shared = p.shared, &secret = p.secret, &cand_dir = p.cand_dir, &oracle_dir = p.oracle_dir;
+  const Plan& plan = p.plan;
+  WorkerSpec& cspec = p.cspec;
+  r.phase_seconds["prepare"] = p.prepare_seconds;
   // Each stage runs until the next is reported; its wall time goes into phase_seconds.
   std::string stage_now;
   auto stage_start = std::chrono::steady_clock::now();
@@ -122,8 +192,6 @@ EvalResult evaluate(const EvalOptions& o) {
     if (o.progress) o.progress(stage, f);
   };
 
-  std::string python = find_python(o.python);
-
   // 0. The task's own lint: a speedup on a task a null kernel passes is labelled as such.
   if (o.lint) {
     report("lint", 0.0);
@@ -136,21 +204,11 @@ EvalResult evaluate(const EvalOptions& o) {
       r.task_lint = {{"error", e.message()}};  // the evaluation below reports a broken task itself
     }
   }
-  ScratchDir scratch;
-  fs::path shared = scratch.root / "inputs", secret = scratch.root / "expected",
-           ref_dir = scratch.root / "reference", cand_dir = scratch.root / "candidate",
-           oracle_dir = scratch.root / "oracle";
-  for (auto& d : {shared, secret, ref_dir, cand_dir, oracle_dir}) fs::create_directories(d);
-
-  Plan plan = make_plan(o.seed);
   std::mt19937_64 rng(plan.base_seed ^ 0x9e3779b97f4a7c15ull);
-  bool cuda = is_cuda(o.device);
 
   // 1. The trusted reference: inputs, weights and expected outputs.
   report("reference", 0.0);
-  WorkerSpec rs{WorkerRole::reference, python, ref_dir.string(), o.device, {}};
-  rs.limits.output_bytes = std::size_t(64) << 20;
-  Worker ref(rs);
+  Worker& ref = *p.ref;
   json loaded = reference_call(
       ref, {{"op", "load_task"}, {"task", r.task_path}, {"workdir", shared.string()},
             {"private", secret.string()}, {"inits", plan.inits}, {"cases", plan.cases}},
@@ -171,26 +229,9 @@ EvalResult evaluate(const EvalOptions& o) {
                   {"tolerance", tolerance_mode_name(o.tolerance)}, {"seed", plan.base_seed},
                   {"cases", plan.cases}};
 
-  // 2. The untrusted candidate, in its own unprivileged process.
+  // 2. The untrusted candidate, in its own unprivileged process (started by prepare_evaluation).
   report("candidate", 0.1);
-  WorkerSpec cspec{WorkerRole::candidate, python, cand_dir.string(), o.device, {}};
-  cspec.limits.output_bytes = o.output_limit_kb << 10;
-  cspec.limits.memory_bytes = o.memory_limit_mb << 20;
-  cspec.limits.limit_address_space = !cuda;  // CUDA reserves far more address space than it uses
-  cspec.limits.drop_privileges = true;
-  // load_inline builds are kept per candidate content, so re-evaluating the same candidate does
-  // not rebuild (its build folder keeps one path, which ninja needs to see it as up to date).
-  // The candidate sees only that folder of the cache; the rest, and the store, are hidden.
-  fs::path ext_root = extension_cache_dir();
-  std::string own = r.candidate_hash.substr(0, 24);
-  fs::create_directories(ext_root / own);
-  fs::create_directories(cand_dir / ".stage");
-  cspec.extensions_dir = (ext_root / own).string();
-  cspec.limits.hide_dirs = {{ext_root.string(), own, (cand_dir / ".stage").string()},
-                            {oracle_dir.string(), "", ""}};
-  for (auto& f : o.protect_files)
-    if (fs::exists(f)) cspec.limits.hide_files.push_back(fs::absolute(f).string());
-  auto cand_ptr = std::make_unique<Worker>(cspec);
+  std::unique_ptr<Worker>& cand_ptr = p.cand;
   auto finish = [&](EvalResult& res) -> EvalResult {
     cand_ptr->shutdown();
     ref.shutdown();

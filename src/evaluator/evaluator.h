@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,6 +48,7 @@ struct EvalOptions {
   bool attribution = true;           // profiler attribution and the decoy flag (CUDA)
   bool lint = true;                  // attach the task's degenerate-task lint (cached in lint_store)
   Store* lint_store = nullptr;       // where lint results are cached; null: computed every time
+  bool reuse_extension_builds = true;  // false: every evaluation builds its load_inline modules anew (the stock way)
   double build_timeout_s = 900;      // loading the candidate, compilation included
   double call_timeout_s = 120;       // one forward call
   std::size_t memory_limit_mb = 16384;
@@ -61,6 +63,19 @@ struct EvalOptions {
 
 // Runs one evaluation. Throws Error only when the evaluation itself cannot run (missing files,
 // a task that does not load, no Python with torch); every candidate failure is a result.
+// evaluate = run_evaluation(prepare_evaluation(options)).
 EvalResult evaluate(const EvalOptions& options);
+
+// The part of an evaluation that needs no GPU: files read, private folders made, the reference
+// and candidate processes started (they import torch meanwhile, touching no GPU). A queue
+// prepares the next evaluations while the GPU runs the current one.
+struct PreparedEvaluation;
+struct PreparedDeleter {
+  void operator()(PreparedEvaluation* p) const;
+};
+using PreparedPtr = std::unique_ptr<PreparedEvaluation, PreparedDeleter>;
+PreparedPtr prepare_evaluation(const EvalOptions& options);
+// The GPU part: lint (cached per task), reference, checks, precision, timing, attribution.
+EvalResult run_evaluation(PreparedEvaluation& prepared);
 
 }  // namespace cudal1
