@@ -2,6 +2,8 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
+#include <mutex>
+
 #include "core/error.h"
 
 namespace cudal1 {
@@ -83,6 +85,7 @@ Store::~Store() = default;
 std::optional<EvalResult> Store::find(const std::string& task_hash,
                                       const std::string& candidate_hash,
                                       const std::string& protocol_key, const std::string& device) {
+  std::lock_guard<std::mutex> lock(m_);  // one store, many queue lanes
   return guarded(path_, "reading the store", [&]() -> std::optional<EvalResult> {
     SQLite::Statement q(*db_,
                         "SELECT result_json FROM evaluations WHERE task_hash = ? AND "
@@ -100,6 +103,7 @@ std::optional<EvalResult> Store::find(const std::string& task_hash,
 
 int64_t Store::save(const EvalResult& r, const std::string& protocol_key, const std::string& device,
                     const std::string& candidate_source) {
+  std::lock_guard<std::mutex> lock(m_);  // one store, many queue lanes
   return guarded(path_, "writing to the store", [&] {
     SQLite::Statement ins(*db_, R"sql(
       INSERT INTO evaluations (task_hash, task_path, candidate_hash, candidate_path, candidate_source,
@@ -125,6 +129,7 @@ int64_t Store::save(const EvalResult& r, const std::string& protocol_key, const 
 }
 
 std::optional<nlohmann::json> Store::find_cached(const std::string& key, const std::string& version) {
+  std::lock_guard<std::mutex> lock(m_);  // one store, many queue lanes
   return guarded(path_, "reading the store", [&]() -> std::optional<nlohmann::json> {
     SQLite::Statement q(*db_, "SELECT value_json FROM cache WHERE key = ? AND version = ?");
     q.bind(1, key);
@@ -135,6 +140,7 @@ std::optional<nlohmann::json> Store::find_cached(const std::string& key, const s
 }
 
 void Store::save_cached(const std::string& key, const std::string& version, const nlohmann::json& value) {
+  std::lock_guard<std::mutex> lock(m_);  // one store, many queue lanes
   guarded(path_, "writing to the store", [&] {
     SQLite::Statement q(*db_, "INSERT OR REPLACE INTO cache (key, version, value_json) VALUES (?, ?, ?)");
     q.bind(1, key);
@@ -146,6 +152,7 @@ void Store::save_cached(const std::string& key, const std::string& version, cons
 }
 
 int64_t Store::count() {
+  std::lock_guard<std::mutex> lock(m_);  // one store, many queue lanes
   return guarded(path_, "reading the store", [&] {
     SQLite::Statement q(*db_, "SELECT COUNT(*) FROM evaluations");
     q.executeStep();
@@ -155,6 +162,7 @@ int64_t Store::count() {
 
 std::optional<double> Store::best_speedup(const std::string& task_hash, const std::string& protocol_key,
                                           const std::string& device) {
+  std::lock_guard<std::mutex> lock(m_);  // one store, many queue lanes
   return guarded(path_, "reading the store", [&]() -> std::optional<double> {
     SQLite::Statement q(*db_,
                         "SELECT MAX(speedup_eager) FROM evaluations WHERE task_hash = ? AND protocol = ? "

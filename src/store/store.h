@@ -2,11 +2,12 @@
 //
 // Each evaluation is one row: task and candidate hashes, the candidate's source, device and
 // versions, protocol, and the full result JSON. Rows are only ever added, so history is kept;
-// a lookup returns the newest row for (task, candidate, protocol, device).
+// a lookup returns the newest row for (task, candidate, protocol, device). Thread-safe.
 #pragma once
 
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -46,6 +47,7 @@ class Store {
  private:
   std::filesystem::path path_;
   std::unique_ptr<SQLite::Database> db_;
+  std::mutex m_;  // every method is safe to call from several threads
 };
 
 }  // namespace cudal1

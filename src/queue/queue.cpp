@@ -1,0 +1,188 @@
+#include "queue/queue.h"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+namespace cudal1 {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Which jobs the prebuild stage has finished, for preparers that must not start a candidate
+// before its extensions exist.
+class BuildGate {
+ public:
+  explicit BuildGate(std::size_t n) : done_(n, false), seconds_(n, 0.0) {}
+  void finish(std::size_t i, double s) {
+    std::lock_guard<std::mutex> l(m_);
+    done_[i] = true, seconds_[i] = s;
+    cv_.notify_all();
+  }
+  double wait(std::size_t i) {
+    std::unique_lock<std::mutex> l(m_);
+    cv_.wait(l, [&] { return bool(done_[i]); });
+    return seconds_[i];
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::vector<bool> done_;
+  std::vector<double> seconds_;
+};
+
+struct Prepared {
+  std::size_t index;
+  double prebuild_s = 0;
+  PreparedPtr eval;             // null when preparing failed
+  std::optional<Error> error;
+};
+
+// A lane's bounded hand-over from its preparer to its runner.
+class Handover {
+ public:
+  explicit Handover(std::size_t capacity) : capacity_(std::max<std::size_t>(1, capacity)) {}
+  void put(Prepared p) {
+    std::unique_lock<std::mutex> l(m_);
+    cv_.wait(l, [&] { return items_.size() < capacity_; });
+    items_.push_back(std::move(p));
+    cv_.notify_all();
+  }
+  void close() {
+    std::lock_guard<std::mutex> l(m_);
+    closed_ = true;
+    cv_.notify_all();
+  }
+  std::optional<Prepared> take() {
+    std::unique_lock<std::mutex> l(m_);
+    cv_.wait(l, [&] { return !items_.empty() || closed_; });
+    if (items_.empty()) return std::nullopt;
+    Prepared p = std::move(items_.front());
+    items_.pop_front();
+    cv_.notify_all();
+    return p;
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::deque<Prepared> items_;
+  std::size_t capacity_;
+  bool closed_ = false;
+};
+
+Prepared prepare_job(const QueueJob& job, std::size_t index, const std::string& device, BuildGate& gate) {
+  Prepared p{index, gate.wait(index), nullptr, std::nullopt};
+  EvalOptions o = job.options;
+  o.device = device;
+  try {
+    p.eval = prepare_evaluation(o);
+  } catch (const Error& e) {
+    p.error = e;
+  } catch (const std::exception& e) {
+    p.error = Error(ErrorKind::internal, std::string("preparing the evaluation failed: ") + e.what(), "report this as a bug");
+  }
+  return p;
+}
+
+}  // namespace
+
+double QueueStats::idle_share() const {
+  if (lane_busy_s.empty() || wall_s <= 0) return 0;
+  double busy = 0;
+  for (double b : lane_busy_s) busy += b;
+  return std::max(0.0, 1.0 - busy / (wall_s * double(lane_busy_s.size())));
+}
+
+QueueStats run_queue(const std::vector<QueueJob>& jobs, const QueueConfig& config,
+                     const std::function<void(const QueueResult&)>& on_result) {
+  if (config.devices.empty()) throw Error(ErrorKind::usage, "no device to run evaluations on", "name at least one device");
+  auto start = Clock::now();
+  QueueStats stats;
+  stats.lane_busy_s.assign(config.devices.size(), 0.0);
+  BuildGate gate(jobs.size());
+  std::mutex report_m;
+
+  // Prebuild: in job order, so the jobs the lanes take first are built first.
+  std::atomic<std::size_t> next_build{0};
+  std::vector<std::thread> builders;
+  if (config.prebuild && config.prebuild_threads > 0) {
+    for (int t = 0; t < config.prebuild_threads; ++t)
+      builders.emplace_back([&] {
+        for (std::size_t i; (i = next_build++) < jobs.size();) {
+          auto t0 = Clock::now();
+          try {
+            config.prebuild(jobs[i]);
+          } catch (const std::exception&) {
+            // A build that fails is the candidate's compile error; its evaluation reports it.
+          }
+          gate.finish(i, seconds_since(t0));
+        }
+      });
+  } else {
+    for (std::size_t i = 0; i < jobs.size(); ++i) gate.finish(i, 0.0);
+  }
+
+  std::atomic<std::size_t> next_job{0};
+  auto run_one = [&](std::size_t lane, Prepared p, double waited) {
+    QueueResult qr;
+    qr.index = p.index, qr.id = jobs[p.index].id, qr.device = config.devices[lane];
+    qr.prebuild_s = p.prebuild_s, qr.lane_wait_s = waited, qr.error = p.error;
+    if (p.eval) {
+      auto t0 = Clock::now();
+      try {
+        qr.result = run_evaluation(*p.eval);
+      } catch (const Error& e) {
+        qr.error = e;
+      } catch (const std::exception& e) {
+        qr.error = Error(ErrorKind::internal, std::string("the evaluation failed: ") + e.what(), "report this as a bug");
+      }
+      p.eval.reset();  // its processes and folders go before the next evaluation starts
+      qr.run_s = seconds_since(t0);
+    }
+    std::lock_guard<std::mutex> l(report_m);
+    stats.lane_busy_s[lane] += qr.run_s;
+    (qr.result ? stats.done : stats.failed)++;
+    on_result(qr);
+  };
+
+  std::vector<std::thread> threads;
+  for (std::size_t lane = 0; lane < config.devices.size(); ++lane) {
+    const std::string& device = config.devices[lane];
+    if (config.prefetch <= 0) {  // the stock way: prepare and run on the lane, one after the other
+      threads.emplace_back([&, lane, device] {
+        for (std::size_t i; (i = next_job++) < jobs.size();) {
+          auto t0 = Clock::now();
+          Prepared p = prepare_job(jobs[i], i, device, gate);
+          run_one(lane, std::move(p), seconds_since(t0));
+        }
+      });
+      continue;
+    }
+    auto handover = std::make_shared<Handover>(std::size_t(config.prefetch));
+    threads.emplace_back([&, device, handover] {
+      for (std::size_t i; (i = next_job++) < jobs.size();) handover->put(prepare_job(jobs[i], i, device, gate));
+      handover->close();
+    });
+    threads.emplace_back([&, lane, handover] {
+      for (;;) {
+        auto t0 = Clock::now();
+        std::optional<Prepared> p = handover->take();
+        if (!p) break;
+        run_one(lane, std::move(*p), seconds_since(t0));
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (auto& t : builders) t.join();
+  stats.wall_s = seconds_since(start);
+  return stats;
+}
+
+}  // namespace cudal1

@@ -1,0 +1,54 @@
+// queue/queue.h — evaluations scheduled over every visible GPU.
+//
+// One lane per device runs evaluations one at a time: timing needs the device to itself. Ahead
+// of the lanes, CPU threads do everything that needs no device: a prebuild stage (compiling each
+// candidate's extensions, in parallel across cores) and, per lane, a preparer that starts the
+// next evaluations' processes (prepare_evaluation), so a lane waits as little as possible
+// between two evaluations. Works for any number of lanes; "cpu" lanes run side by side too.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "evaluator/evaluator.h"
+
+namespace cudal1 {
+
+struct QueueJob {
+  std::string id;       // the caller's name for it (a row, a file)
+  EvalOptions options;  // options.device is replaced by the lane's device
+};
+
+struct QueueResult {
+  std::size_t index = 0;       // position in the job list
+  std::string id, device;
+  std::optional<EvalResult> result;
+  std::optional<Error> error;  // the evaluation could not run (a task that does not load, ...)
+  double prebuild_s = 0;       // its prebuild stage
+  double lane_wait_s = 0;      // the lane idle before it, waiting for this one to be prepared
+  double run_s = 0;            // the lane busy with it
+};
+
+struct QueueConfig {
+  std::vector<std::string> devices = {"cpu"};  // one lane each
+  int prefetch = 1;             // evaluations prepared ahead per lane; 0: prepare on the lane itself
+  int prebuild_threads = 0;     // threads of the prebuild stage; 0: no prebuild stage
+  std::function<double(const QueueJob&)> prebuild;  // returns its seconds; may throw Error
+};
+
+struct QueueStats {
+  double wall_s = 0;
+  std::vector<double> lane_busy_s;  // per lane: seconds inside run_evaluation
+  std::size_t done = 0, failed = 0;
+  double evaluations_per_hour() const { return wall_s > 0 ? 3600.0 * double(done + failed) / wall_s : 0; }
+  double idle_share() const;        // over all lanes: 1 - busy / (lanes * wall)
+};
+
+// Runs every job; on_result is called once per job, from one thread at a time, as each ends.
+QueueStats run_queue(const std::vector<QueueJob>& jobs, const QueueConfig& config,
+                     const std::function<void(const QueueResult&)>& on_result);
+
+}  // namespace cudal1
