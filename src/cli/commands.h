@@ -23,4 +23,7 @@ void register_tasks(CLI::App& app);
 // `cudal1 lint-task`: whether a kernel that does no work would pass the check on a task.
 void register_lint(CLI::App& app);
 
+// `cudal1 batch`: many evaluations queued over every visible GPU (or the stock way).
+void register_batch(CLI::App& app);
+
 }  // namespace cudal1::cli

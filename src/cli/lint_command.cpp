@@ -13,6 +13,7 @@
 #include "core/paths.h"
 #include "lint/lint.h"
 #include "report/table.h"
+#include "tasks/cuda_l1.h"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -52,31 +53,13 @@ std::vector<LintTolerance> tolerances(const LintArgs& a) {
   return out;
 }
 
-// Each row's ref_code, written to `scratch` as level{L}/task{T}.py; a row that is not a
-// CUDA-L1 row becomes a target that carries its error.
+// Each row's ref_code, written to `scratch`; a row that is not a CUDA-L1 row becomes a target
+// that carries its error.
 std::vector<Target> jsonl_targets(const std::string& file, const fs::path& scratch) {
-  std::ifstream in(file);
-  if (!in) throw Error(ErrorKind::input, "cannot read " + file, "check the path of the --jsonl file");
   std::vector<Target> out;
-  std::string line;
-  for (int n = 1; std::getline(in, line); ++n) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    Target t{file + ":" + std::to_string(n), {}, std::nullopt, {}};
-    try {
-      json row = json::parse(line);
-      std::string level = std::to_string(row.at("level_id").get<int>());
-      std::string task = std::to_string(row.at("task_id").get<int>());
-      t.name = "level" + level + "/task" + task;
-      fs::path dir = scratch / ("level" + level);
-      fs::create_directories(dir);
-      fs::path p = dir / ("task" + task + ".py");
-      if (fs::exists(p)) p = dir / ("task" + task + "_line" + std::to_string(n) + ".py");
-      std::ofstream(p) << row.at("ref_code").get<std::string>();
-      t.path = p.string();
-    } catch (const json::exception& e) {
-      t.error = Error(ErrorKind::input, t.name + ": not a CUDA-L1 row: " + e.what(),
-                      "each line needs level_id, task_id and ref_code");
-    }
+  for (auto& row : read_cuda_l1(file)) {
+    Target t{row.name, {}, row.error, {}};
+    if (!row.error) t.path = write_row_file(row, scratch, "task.py", row.text("ref_code")).string();
     out.push_back(std::move(t));
   }
   return out;

@@ -1,0 +1,211 @@
+// cli/batch: many evaluations through the queue, over every visible GPU. Candidates come as
+// task/candidate pairs or from a CUDA-L1 JSON-lines file; --stock runs them the way KernelBench
+// and CUDA-L1 do (one after the other, each building its own extensions in its own processes),
+// which the throughput benchmark compares against.
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "core/error.h"
+#include "core/hash.h"
+#include "core/paths.h"
+#include "queue/queue.h"
+#include "report/table.h"
+#include "tasks/cuda_l1.h"
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace cudal1::cli {
+
+namespace {
+
+struct BatchArgs {
+  std::string pairs, jsonl, device = "cuda", db, out, work, levels;
+  std::size_t limit = 0;
+  int gpus = 0, lanes = 1, prefetch = 1;
+  bool stock = false, no_timing = false, json_out = false, no_store = false;
+};
+
+// The GPUs this process may use: CUDA_VISIBLE_DEVICES when set, else what nvidia-smi lists.
+int visible_gpus() {
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES"); v && *v)
+    return int(std::count(v, v + std::strlen(v), ',')) + 1;
+  int n = 0;
+  if (FILE* p = popen("nvidia-smi -L 2>/dev/null", "r")) {
+    char line[512];
+    while (std::fgets(line, sizeof line, p)) n += std::strncmp(line, "GPU ", 4) == 0;
+    pclose(p);
+  }
+  return n;
+}
+
+std::vector<std::string> lane_devices(const BatchArgs& a) {
+  if (a.device == "cpu") return std::vector<std::string>(std::size_t(std::max(1, a.lanes)), "cpu");
+  if (a.device != "cuda")  // one named GPU
+    return std::vector<std::string>(1, a.device);
+  int n = visible_gpus();
+  if (n == 0) throw Error(ErrorKind::usage, "--device cuda, but no GPU is visible", "run on a machine with a GPU, or use --device cpu");
+  if (a.gpus > 0) n = std::min(n, a.gpus);
+  if (a.stock) n = 1;  // the stock way uses one GPU
+  std::vector<std::string> d;
+  for (int i = 0; i < n; ++i) d.push_back("cuda:" + std::to_string(i));
+  return d;
+}
+
+// "TASK CANDIDATE" per line, or JSON lines {"task": ..., "candidate": ..., "id": ...}.
+std::vector<QueueJob> pair_jobs(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) throw Error(ErrorKind::input, "cannot read " + file, "check the path of --pairs");
+  std::vector<QueueJob> jobs;
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos || line[0] == '#') continue;
+    QueueJob j;
+    if (line[0] == '{') {
+      json row = json::parse(line, nullptr, false);
+      if (row.is_discarded() || !row.contains("task") || !row.contains("candidate"))
+        throw Error(ErrorKind::input, file + ":" + std::to_string(n) + ": not a {\"task\", \"candidate\"} object",
+                    "write one JSON object per line with task and candidate paths");
+      j.options.task_path = row["task"], j.options.candidate_path = row["candidate"];
+      j.id = row.value("id", j.options.candidate_path);
+    } else {
+      std::istringstream s(line);
+      if (!(s >> j.options.task_path >> j.options.candidate_path))
+        throw Error(ErrorKind::input, file + ":" + std::to_string(n) + ": expected TASK CANDIDATE",
+                    "write a task path and a candidate path per line");
+      j.id = j.options.candidate_path;
+    }
+    jobs.push_back(std::move(j));
+  }
+  return jobs;
+}
+
+// Each row with a custom_code: its ref_code as the task, custom_code as the candidate.
+std::vector<QueueJob> cuda_l1_jobs(const BatchArgs& a, const fs::path& work) {
+  std::vector<QueueJob> jobs;
+  for (auto& row : read_cuda_l1(a.jsonl)) {
+    if (row.error || row.text("custom_code").empty()) continue;
+    if (!a.levels.empty() && a.levels.find(std::to_string(row.level)) == std::string::npos) continue;
+    QueueJob j;
+    j.id = row.name;
+    j.options.task_path = write_row_file(row, work, "task.py", row.text("ref_code")).string();
+    j.options.candidate_path = write_row_file(row, work, "candidate.py", row.text("custom_code")).string();
+    jobs.push_back(std::move(j));
+  }
+  return jobs;
+}
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, std::size_t(q * double(v.size() - 1) + 0.5))];
+}
+
+void run_batch(const BatchArgs& a) {
+  if (a.pairs.empty() == a.jsonl.empty())
+    throw Error(ErrorKind::usage, "name the candidates once", "use --pairs FILE or --jsonl FILE");
+  fs::path work = a.work.empty() ? fs::path("cudal1-batch-work") : fs::path(a.work);
+  std::vector<QueueJob> jobs = a.pairs.empty() ? cuda_l1_jobs(a, work) : pair_jobs(a.pairs);
+  if (a.limit && jobs.size() > a.limit) jobs.resize(a.limit);
+  if (jobs.empty()) throw Error(ErrorKind::input, "no candidate to evaluate", "check the file (and --levels)");
+  std::unique_ptr<Store> store = open_store(a.db, a.no_store);
+  for (auto& j : jobs) {
+    j.options.timing = !a.no_timing;
+    j.options.lint_store = store.get();
+    j.options.reuse_extension_builds = !a.stock;
+    if (store) j.options.protect_files = {store->path().string(), store->path().string() + "-wal", store->path().string() + "-shm"};
+  }
+  QueueConfig config;
+  config.devices = lane_devices(a);
+  config.prefetch = a.stock ? 0 : a.prefetch;
+
+  std::vector<QueueResult> results(jobs.size());
+  std::size_t done = 0;
+  auto start = std::chrono::steady_clock::now();
+  std::ofstream out;
+  if (!a.out.empty()) out.open(a.out, std::ios::app);
+  QueueStats stats = run_queue(jobs, config, [&](const QueueResult& r) {
+    results[r.index] = r;
+    ++done;
+    if (r.result && store) store->save(*r.result, jobs[r.index].options.protocol_key(), r.device, read_file(jobs[r.index].options.candidate_path));
+    if (out) {
+      json line = {{"id", r.id}, {"device", r.device}, {"run_s", r.run_s}, {"lane_wait_s", r.lane_wait_s}};
+      if (r.result) line["result"] = r.result->to_json();
+      else line["error"] = r.error->message();
+      out << line.dump() << "\n" << std::flush;
+    }
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double eta = s / double(done) * double(jobs.size() - done);
+    std::fprintf(stderr, "\r[%zu/%zu] %.0f evaluations/hour, ETA %.0f s   ", done, jobs.size(),
+                 3600.0 * double(done) / std::max(1e-9, s), eta);
+  });
+  std::fprintf(stderr, "\n");
+
+  std::vector<double> loads;
+  std::map<std::string, int> statuses;
+  int accepted = 0;
+  Table t({"candidate", "device", "verdict", "status", "speedup", "load s", "run s"}, {false, false, false, false, true, true, true});
+  for (auto& r : results) {
+    if (!r.result) {
+      statuses["error"]++;
+      t.add_row({r.id, r.device, "error", "-", "-", "-", format_fixed(r.run_s, 1)});
+      continue;
+    }
+    const EvalResult& e = *r.result;
+    double load = e.phase_seconds.value("candidate", 0.0);  // loading the candidate: its builds included
+    loads.push_back(load);
+    statuses[status_name(e.status)]++;
+    accepted += e.accepted;
+    auto sp = e.speedup.find("eager");
+    t.add_row({r.id, r.device, e.accepted ? "accepted" : "not accepted", status_name(e.status),
+               sp == e.speedup.end() ? "-" : format_fixed(sp->second, 2) + "x", format_fixed(load, 1), format_fixed(r.run_s, 1)});
+  }
+  json summary = {{"mode", a.stock ? "stock" : "queue"}, {"evaluations", jobs.size()}, {"lanes", config.devices},
+                  {"wall_s", stats.wall_s}, {"evaluations_per_hour", stats.evaluations_per_hour()},
+                  {"lane_idle_share", stats.idle_share()}, {"accepted", accepted}, {"statuses", statuses},
+                  {"load_s_median", percentile(loads, 0.5)}, {"load_s_p90", percentile(loads, 0.9)}};
+  if (a.json_out) {
+    std::cout << summary.dump() << std::endl;
+    return;
+  }
+  t.print(std::cout);
+  std::cout << "\n" << jobs.size() << " evaluations on " << config.devices.size() << " lane(s) ("
+            << (a.stock ? "stock: one after the other, each building its own extensions" : "queue") << ") in "
+            << format_fixed(stats.wall_s, 1) << " s: " << format_fixed(stats.evaluations_per_hour(), 0)
+            << " evaluations/hour; " << accepted << " accepted; lanes idle " << format_fixed(100 * stats.idle_share(), 1)
+            << "% of the time; candidate load (builds included) median " << format_fixed(percentile(loads, 0.5), 1)
+            << " s, p90 " << format_fixed(percentile(loads, 0.9), 1) << " s\n";
+}
+
+}  // namespace
+
+void register_batch(CLI::App& app) {
+  auto args = std::make_shared<BatchArgs>();
+  CLI::App* cmd = app.add_subcommand("batch", "Evaluate many candidates, queued over every visible GPU");
+  cmd->add_option("--pairs", args->pairs, "file of TASK CANDIDATE lines (or JSON lines with task, candidate, id)");
+  cmd->add_option("--jsonl", args->jsonl, "a CUDA-L1 JSON-lines file: each row's custom_code against its ref_code");
+  cmd->add_option("--levels", args->levels, "with --jsonl: only these levels, e.g. 12");
+  cmd->add_option("--limit", args->limit, "evaluate at most this many");
+  cmd->add_option("-d,--device", args->device, "cuda (every visible GPU, one lane each), cuda:N, or cpu")->capture_default_str();
+  cmd->add_option("--gpus", args->gpus, "use at most this many GPUs (0: all)");
+  cmd->add_option("--lanes", args->lanes, "with --device cpu: evaluations side by side")->capture_default_str();
+  cmd->add_option("--prefetch", args->prefetch, "evaluations prepared ahead per lane")->capture_default_str();
+  cmd->add_flag("--stock", args->stock, "the stock way: one lane, one evaluation after the other, every build from scratch");
+  cmd->add_flag("--no-timing", args->no_timing, "check correctness only");
+  cmd->add_option("--out", args->out, "append one JSON line per evaluation to this file");
+  cmd->add_option("--work", args->work, "with --jsonl: folder for the rows' task and candidate files (default ./cudal1-batch-work)");
+  cmd->add_option("--db", args->db, "SQLite store (default as for eval)");
+  cmd->add_flag("--no-store", args->no_store, "neither read nor write the store");
+  cmd->add_flag("--json", args->json_out, "print the summary as one JSON object");
+  cmd->callback([args] { run_batch(*args); });
+}
+
+}  // namespace cudal1::cli
