@@ -202,3 +202,32 @@ TEST(Cli, SpeedOfLightOnTheCpu) {
   EXPECT_EQ(run_cli("tasks list --suite " + suite.string() + " --eager --db " + db.string()).exit_code, 2);
   fs::remove_all(suite);
 }
+
+// `cudal1 batch`: pairs in, one JSON line per evaluation out, a summary that adds up; a pairs
+// file that names nothing usable is an error that says what to write.
+TEST(Cli, BatchEvaluatesPairsOnTwoLanes) {
+  fs::path dir = fs::temp_directory_path() / ("cudal1_batch_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "pairs.jsonl")
+      << json({{"id", "good"}, {"task", fixture("tasks/scale_add.py")}, {"candidate", fixture("candidates/ok_scale_add_alpha.py")}}).dump() << "\n"
+      << "# a comment line\n"
+      << fixture("tasks/scale_add.py") << " " << fixture("candidates/incorrect_scale_add_zeros.py") << "\n";
+  CliRun r = run_cli("batch --pairs " + (dir / "pairs.jsonl").string() + " --device cpu --lanes 2 --no-timing --no-store --json --out " +
+                     (dir / "out.jsonl").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json s = only_json(r.out);
+  EXPECT_EQ(s["evaluations"], 2);
+  EXPECT_EQ(s["accepted"], 1);
+  EXPECT_EQ(s["statuses"]["incorrect"], 1);
+  EXPECT_EQ(s["lanes"].size(), 2u);
+  std::ifstream out(dir / "out.jsonl");
+  std::set<std::string> ids;
+  for (std::string line; std::getline(out, line);) ids.insert(json::parse(line)["id"].get<std::string>());
+  EXPECT_EQ(ids, (std::set<std::string>{"good", fixture("candidates/incorrect_scale_add_zeros.py")}));
+
+  std::ofstream(dir / "bad.txt") << "only-one-path\n";
+  CliRun bad = run_cli("batch --pairs " + (dir / "bad.txt").string() + " --device cpu --no-store");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("expected TASK CANDIDATE"), std::string::npos) << bad.err;
+  fs::remove_all(dir);
+}

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# bench/throughput.sh CUDAL1 [N_CUDA_L1] [OUT_DIR] — evaluation throughput, side by side in one
+# run on one machine: the same mixed candidate set through (a) `cudal1 batch` (queue, prebuilt
+# and cached builds, prepared processes) and (b) `cudal1 batch --stock` (one evaluation after the
+# other, each building its own load_inline extensions in a fresh process, as KernelBench and
+# CUDA-L1 do). The set: every bundled task's solutions (plain PyTorch and CUDA) and the first
+# N_CUDA_L1 (default 12) rows of $CUDA_L1_JSONL with a custom_code. Prints evaluations per hour,
+# median and p90 candidate load time (builds included), the share of time the GPU sat idle
+# (nvidia-smi samples with no kernel running) and whether the two paths agree on every verdict.
+# N_PLAIN / N_CUDA cap the bundled solutions taken; MODES="stock" then MODES="queue" with one
+# OUT_DIR runs the paths in two calls (the pairs file is reused), the table comes after both.
+set -uo pipefail
+cli=$1 n_l1=${2:-12} out=${3:-$(mktemp -d)}
+device=${DEVICE:-cuda}  # DEVICE=cpu LIMIT=4: a smoke test of the script itself on a machine without a GPU
+root=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$out"
+export CUDAL1_DB=$out/results.db
+[ -s "$out/pairs.jsonl" ] || python3 - "$root" "$out" "$n_l1" "${CUDA_L1_JSONL:-}" "${N_PLAIN:-1000}" "${N_CUDA:-1000}" <<'PY' >"$out/pairs.jsonl"
+import json, os, sys
+root, out, n, src = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+limit = {"plain": int(sys.argv[5]), "cuda": int(sys.argv[6])}
+seen = {"plain": 0, "cuda": 0}
+for level in ("level1", "level2", "level3"):
+    for name in sorted(os.listdir(f"{root}/tasks/{level}")):
+        for kind, sub in (("plain", f"solutions/{level}"), ("cuda", f"solutions/cuda/{level}")):
+            cand = f"{root}/tasks/{sub}/{name}"
+            if os.path.exists(cand) and seen[kind] < limit[kind]:
+                seen[kind] += 1
+                print(json.dumps({"id": f"{level}/{name[:-3]}:{kind}", "task": f"{root}/tasks/{level}/{name}", "candidate": cand}))
+taken = 0
+for line in open(src) if src else []:
+    r = json.loads(line)
+    if taken >= n or not r.get("custom_code"):
+        continue
+    d = f"{out}/cuda_l1/level{r['level_id']}_task{r['task_id']}"
+    os.makedirs(d, exist_ok=True)
+    open(f"{d}/task.py", "w").write(r["ref_code"])
+    open(f"{d}/candidate.py", "w").write(r["custom_code"])
+    print(json.dumps({"id": f"cuda-l1/level{r['level_id']}/task{r['task_id']}", "task": f"{d}/task.py", "candidate": f"{d}/candidate.py"}))
+    taken += 1
+PY
+echo "$(wc -l <"$out/pairs.jsonl") candidates" >&2
+
+# Every task's lint first, so neither path pays for it.
+python3 -c 'import json,sys; [print(json.loads(l)["task"]) for l in open(sys.argv[1])]' "$out/pairs.jsonl" | sort -u |
+  head -n "${LIMIT:-1000000}" | xargs "$cli" lint-task --device "$device" >/dev/null 2>&1
+
+sample_gpu() {  # $1: file; one utilisation sample every 200 ms until killed
+  command -v nvidia-smi >/dev/null || return 0
+  nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 200 >"$1" 2>/dev/null
+}
+for mode in ${MODES:-queue stock}; do
+  flag=; [ $mode = stock ] && flag=--stock
+  # Each path starts with no build cache: a build it needs is a cache miss.
+  export CUDAL1_CACHE=$out/cache_$mode
+  sample_gpu "$out/gpu_$mode.txt" & sampler=$!
+  "$cli" batch --pairs "$out/pairs.jsonl" ${LIMIT:+--limit "$LIMIT"} $flag --device "$device" --out "$out/results_$mode.jsonl" --json >"$out/summary_$mode.json" 2>"$out/log_$mode.txt"
+  kill $sampler 2>/dev/null; wait $sampler 2>/dev/null
+done
+
+[ -s "$out/summary_queue.json" ] && [ -s "$out/summary_stock.json" ] || { echo "one path so far: run the other with MODES and the same OUT_DIR"; exit 0; }
+python3 - "$out" <<'PY'
+import json, statistics, sys
+out = sys.argv[1]
+rows, verdicts = [], {}
+for mode in ("queue", "stock"):
+    s = json.load(open(f"{out}/summary_{mode}.json"))
+    samples = [int(x) for x in open(f"{out}/gpu_{mode}.txt").read().split() if x.strip().isdigit()]
+    idle = sum(1 for x in samples if x == 0) / len(samples) if samples else float("nan")
+    verdicts[mode] = {}
+    for l in open(f"{out}/results_{mode}.jsonl"):
+        r = json.loads(l)
+        res = r.get("result")
+        verdicts[mode][r["id"]] = (res["status"], res["accepted"]) if res else ("error", False)
+    rows.append((mode, s["evaluations"], s["wall_s"], s["evaluations_per_hour"], s["load_s_median"], s["load_s_p90"], idle))
+print(f"{'path':<7} {'evals':>5} {'wall s':>8} {'evals/hour':>10} {'load median s':>13} {'load p90 s':>10} {'GPU idle':>8}")
+for m, n, w, e, med, p90, idle in rows:
+    print(f"{m:<7} {n:>5} {w:>8.1f} {e:>10.0f} {med:>13.1f} {p90:>10.1f} {100*idle:>7.1f}%")
+q, s = verdicts["queue"], verdicts["stock"]
+differ = [k for k in q if q[k] != s.get(k)]
+print(f"speedup of evaluations/hour: {rows[0][3] / rows[1][3]:.1f}x; verdicts differ on {len(differ)} of {len(q)}"
+      + (": " + ", ".join(f"{k} {q[k]} vs {s.get(k)}" for k in differ) if differ else ""))
+PY
