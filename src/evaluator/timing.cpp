@@ -52,7 +52,7 @@ double clock_disagreement(const std::vector<Bucket>& buckets, bool candidate) {
   std::vector<double> ratios;
   for (auto& b : buckets) {
     const auto& claimed = candidate ? b.cand_ms : b.ref_ms;
-    double wall = candidate ? b.cand_wall_ms : b.ref_wall_ms;
+    double wall = candidate ? b.cand_wall_ms - b.cand_stalled_ms : b.ref_wall_ms - b.ref_stalled_ms;
     if (claimed.empty() || b.calls <= 0) continue;
     double per_call = (wall - b.overhead_wall_ms) / b.calls;
     double claim = median(claimed);

@@ -19,7 +19,8 @@ struct Bucket {
   std::vector<double> ref_host_ms, cand_host_ms;  // per call, the worker's host clock
   std::vector<double> ref_stream_ms, cand_stream_ms;  // per call, until the current stream is done
   double ref_wall_ms = 0, cand_wall_ms = 0;    // the parent's clock over each batch
-  double overhead_wall_ms = 0;                 // parent's clock over an empty batch (reference)
+  double ref_stalled_ms = 0, cand_stalled_ms = 0;  // of that, waiting for a CPU (runner/cpu_wait.h)
+  double overhead_wall_ms = 0;                 // parent's clock over an empty batch (reference), less its stall
   int calls = 0;
 };
 
@@ -38,7 +39,8 @@ SpeedupEstimate estimate_speedup(const std::vector<Bucket>& buckets);
 double conservative_speedup(double raw, double q25, double q75);
 
 // The second clock: the parent's wall time per call, less the per-call cost of an empty timed
-// call, should not be far above what the worker's clock claims. Returns the ratio
+// call and the time the worker waited for a CPU, should not be far above what the worker's
+// clock claims. Returns the ratio
 // (wall-derived ms) / (claimed ms), the median over buckets, for the candidate.
 double clock_disagreement(const std::vector<Bucket>& buckets, bool candidate);
 

@@ -40,6 +40,17 @@ TEST(Timing, ClockDisagreementSeesAFakedClock) {
   EXPECT_NEAR(clock_disagreement(b, true), 500.0, 1e-6);
 }
 
+TEST(Timing, ClockDisagreementForgivesWaitingForACpu) {
+  std::vector<Bucket> b(1);
+  b[0].calls = 4;
+  b[0].cand_ms = std::vector<double>(4, 0.2);
+  b[0].cand_wall_ms = 4 * 0.2 + 60.0 + 1.0;  // 60 ms on the run queue while other programs ran
+  b[0].overhead_wall_ms = 1.0;
+  EXPECT_GT(clock_disagreement(b, true), 50.0);
+  b[0].cand_stalled_ms = 60.0;
+  EXPECT_NEAR(clock_disagreement(b, true), 1.0, 1e-6);
+}
+
 TEST(Timing, UnsynchronisedWorkIsTheGapBeyondTheReferences) {
   std::vector<Bucket> b(1);
   b[0].ref_ms = {1.02, 1.02};

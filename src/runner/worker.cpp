@@ -1,8 +1,10 @@
 #include "runner/worker.h"
 
+#include <algorithm>
 #include <random>
 
 #include "core/error.h"
+#include "runner/cpu_wait.h"
 #include "core/paths.h"
 
 namespace cudal1 {
@@ -44,7 +46,8 @@ Worker::Worker(const WorkerSpec& spec)
 }
 
 WorkerReply Worker::request(const json& req, std::chrono::milliseconds timeout) {
-  WorkerReply reply{WorkerReply::Kind::ok, {}, 0, {}};
+  WorkerReply reply{WorkerReply::Kind::ok, {}, 0, 0, {}};
+  auto delay_before = run_queue_delay_ms(process_->pid());
   auto start = std::chrono::steady_clock::now();
   std::string line;
   WaitOutcome outcome = WaitOutcome::exited;
@@ -52,6 +55,8 @@ WorkerReply Worker::request(const json& req, std::chrono::milliseconds timeout) 
   else process_->kill_all();
   reply.wall_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  auto delay_after = run_queue_delay_ms(process_->pid());
+  if (delay_before && delay_after) reply.stalled_ms = std::max(0.0, *delay_after - *delay_before);
 
   auto op = req.value("op", std::string("?"));
   switch (outcome) {

@@ -34,6 +34,7 @@ struct WorkerReply {
   enum class Kind { ok, timeout, exited, output_flood, memory_exceeded, protocol_error } kind;
   json body;                 // the reply object when kind == ok
   double wall_ms = 0;        // the parent's clock over the whole round trip
+  double stalled_ms = 0;     // of that, the worker's main thread waiting for a CPU (kernel's count)
   std::string detail;        // what went wrong, for a person, when kind != ok
 };
 
