@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 
 #include "evaluator/attribution.h"
 #include "evaluator/timing.h"
@@ -96,13 +97,16 @@ struct ClockCheck {
   json to_json() const { return {{"candidate", candidate}, {"reference", reference}}; }
 };
 
-ClockCheck check_clocks(const std::vector<Bucket>& buckets, const SpeedupEstimate& est, bool gpu) {
+ClockCheck check_clocks(const std::vector<Bucket>& buckets, const SpeedupEstimate& est, bool gpu, double jitter_ms) {
   ClockCheck c{clock_disagreement(buckets, true), clock_disagreement(buckets, false)};
   // The candidate's own clock may be lied to; the parent's may not. Allow for the reference's
   // own gap between the two, plus slack for scheduling noise: several evaluations may share the
   // host (on an H200 with four at once, tiny kernels showed gaps near 0.1 ms; on a 2-core CPU
   // running two tests at once, an honest 0.3 ms call showed 4.6x against the reference's 1.7x).
-  double slack_ms = gpu ? 0.25 : 5.0;
+  // The batch's fixed cost varies from batch to batch (jitter_ms over the empty batches): twice
+  // that, per call, is noise too.
+  int calls = buckets.empty() ? 1 : std::max(1, buckets.front().calls);
+  double slack_ms = (gpu ? 0.25 : 5.0) + 2.0 * jitter_ms / calls;
   double ratio_limit = gpu ? std::max(3.0, 2.0 * c.reference) : std::max(4.0, 2.5 * c.reference);
   // Unexplained time per call, on the parent's clock: under contention (two tests sharing two
   // cores) both sides are stretched alike, so the candidate's must also exceed twice the
@@ -173,13 +177,47 @@ struct TimedRun {
   }
 };
 
+// The fixed cost of a timed batch on the parent's clock, per side: batches of calls that do
+// nothing, alternating, the least of each side's (noise only ever adds). The candidate's
+// process runs no candidate code in them, yet it might slow them down to excuse time hidden
+// elsewhere, so its figure counts only up to the reference's plus a per-call allowance for the
+// guard's audit hook.
+struct Overheads {
+  double reference = 0, candidate = 0;
+  double jitter_ms = 0;  // the widest range of either side's empty batches: the noise floor
+  json to_json() const { return {{"reference_ms", reference}, {"candidate_ms", candidate}, {"jitter_ms", jitter_ms}}; }
+};
+
+std::optional<Overheads> measure_overheads(Session& s, Worker& cand, const TimingSettings& ts, EvalResult& r) {
+  constexpr int kRepeats = 3;
+  json empty = batch(s, ts.calls + kSettle);
+  empty["empty"] = true;
+  auto timeout = to_ms(s.o.call_timeout_s) * (ts.calls + kSettle);
+  std::vector<double> ref, mine;
+  for (int i = 0; i < kRepeats; ++i) {
+    WorkerReply rr = reference_call(s.ref, empty, timeout, s.task);
+    ref.push_back(rr.wall_ms - rr.stalled_ms);
+    WorkerReply cr = cand.request(empty, timeout);
+    if (apply_candidate_failure(cr, "timed calls", cand.stderr_tail(), r)) return std::nullopt;
+    apply_guard_evidence(cr.body, true, r);
+    mine.push_back(cr.wall_ms - cr.stalled_ms);
+  }
+  auto [rlo, rhi] = std::minmax_element(ref.begin(), ref.end());
+  auto [clo, chi] = std::minmax_element(mine.begin(), mine.end());
+  double allowance_ms = (is_cuda(s.o.device) ? 0.1 : 1.0) * (ts.calls + kSettle);
+  // The candidate's jitter counts only as far as its figure counts.
+  double cand_hi = std::min(*chi, *rlo + allowance_ms), cand_lo = std::min(*clo, *rlo + allowance_ms);
+  return Overheads{*rlo, cand_lo, std::max(*rhi - *rlo, cand_hi - cand_lo)};
+}
+
 // One bucket: the same batch on both sides, in random order. False (r filled in) when the
 // candidate failed.
-bool time_bucket(Session& s, Worker& cand, const TimingSettings& ts, double overhead_wall_ms, TimedRun& run,
+bool time_bucket(Session& s, Worker& cand, const TimingSettings& ts, const Overheads& overhead, TimedRun& run,
                  EvalResult& r, Bucket& bucket) {
   auto batch_timeout = to_ms(s.o.call_timeout_s) * (ts.calls + kSettle);
   bucket.calls = ts.calls;
-  bucket.overhead_wall_ms = overhead_wall_ms;
+  bucket.ref_overhead_ms = overhead.reference;
+  bucket.cand_overhead_ms = overhead.candidate;
   json req = batch(s, ts.calls + kSettle);
   bool cand_first = s.rng() & 1;
   for (int side = 0; side < 2; ++side) {
@@ -229,19 +267,17 @@ bool measure(Session& s, Worker& cand, EvalResult& r) {
   if (!warm_recs) return false;
   run.keep(warm, *warm_recs, 0);
 
-  // The fixed cost of a timed batch on the parent's clock, from trusted code. Measured once, so
-  // the two sides alternate in each bucket with nothing else run in between.
-  json empty = batch(s, ts.calls + kSettle);
-  empty["empty"] = true;
-  WorkerReply overhead = reference_call(s.ref, empty, call_timeout * (ts.calls + kSettle), s.task);
-  double overhead_wall_ms = overhead.wall_ms - overhead.stalled_ms;
+  // Measured before the buckets, so the two sides alternate in each bucket with nothing else
+  // run in between.
+  auto overhead = measure_overheads(s, cand, ts, r);
+  if (!overhead) return false;
 
   std::vector<Bucket> buckets;
   int rounds = 0;
   for (;;) {
     for (int b = 0; b < ts.buckets; ++b) {
       Bucket bucket;
-      if (!time_bucket(s, cand, ts, overhead_wall_ms, run, r, bucket)) return false;
+      if (!time_bucket(s, cand, ts, *overhead, run, r, bucket)) return false;
       buckets.push_back(std::move(bucket));
       if (o.progress) o.progress("timing", double(buckets.size()) / double(ts.buckets * (1 + o.max_remeasure)));
     }
@@ -267,15 +303,18 @@ bool measure(Session& s, Worker& cand, EvalResult& r) {
                    std::to_string(rounds) + " re-measures; the figure was shrunk toward 1.00");
   // A clock disagreement is confirmed on a fresh set of buckets before it counts: a lying clock
   // lies every time, a burst of load on the host does not.
-  ClockCheck clocks = check_clocks(buckets, est, is_cuda(o.device));
+  ClockCheck clocks = check_clocks(buckets, est, is_cuda(o.device), overhead->jitter_ms);
+  r.statistics["batch_overhead"] = overhead->to_json();
   if (clocks.disagrees) {
+    auto overhead_again = measure_overheads(s, cand, ts, r);
+    if (!overhead_again) return false;
     std::vector<Bucket> again;
     for (int b = 0; b < ts.buckets; ++b) {
       Bucket bucket;
-      if (!time_bucket(s, cand, ts, overhead_wall_ms, run, r, bucket)) return false;
+      if (!time_bucket(s, cand, ts, *overhead_again, run, r, bucket)) return false;
       again.push_back(std::move(bucket));
     }
-    ClockCheck confirm = check_clocks(again, estimate_speedup(again), is_cuda(o.device));
+    ClockCheck confirm = check_clocks(again, estimate_speedup(again), is_cuda(o.device), overhead_again->jitter_ms);
     r.statistics["clock_rechecked"] = {{"first", clocks.to_json()}, {"again", confirm.to_json()}};
     if (!confirm.disagrees) clocks = confirm;
   }

@@ -54,7 +54,7 @@ double clock_disagreement(const std::vector<Bucket>& buckets, bool candidate) {
     const auto& claimed = candidate ? b.cand_ms : b.ref_ms;
     double wall = candidate ? b.cand_wall_ms - b.cand_stalled_ms : b.ref_wall_ms - b.ref_stalled_ms;
     if (claimed.empty() || b.calls <= 0) continue;
-    double per_call = (wall - b.overhead_wall_ms) / b.calls;
+    double per_call = (wall - (candidate ? b.cand_overhead_ms : b.ref_overhead_ms)) / b.calls;
     double claim = median(claimed);
     ratios.push_back(per_call / std::max(claim, 1e-6));
   }

@@ -20,7 +20,10 @@ struct Bucket {
   std::vector<double> ref_stream_ms, cand_stream_ms;  // per call, until the current stream is done
   double ref_wall_ms = 0, cand_wall_ms = 0;    // the parent's clock over each batch
   double ref_stalled_ms = 0, cand_stalled_ms = 0;  // of that, waiting for a CPU (runner/cpu_wait.h)
-  double overhead_wall_ms = 0;                 // parent's clock over an empty batch (reference), less its stall
+  // The parent's clock over an empty batch (a call that does nothing), less its stall: the fixed
+  // cost of each side's loop. The candidate's may exceed the reference's (its process carries
+  // the guard's audit hook) but only within an allowance (measure.cpp).
+  double ref_overhead_ms = 0, cand_overhead_ms = 0;
   int calls = 0;
 };
 

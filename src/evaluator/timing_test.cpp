@@ -36,7 +36,7 @@ TEST(Timing, ClockDisagreementSeesAFakedClock) {
   b[0].calls = 10;
   b[0].cand_ms = std::vector<double>(10, 0.01);  // claims 0.01 ms per call
   b[0].cand_wall_ms = 10 * 5.0 + 2.0;            // parent saw 5 ms per call
-  b[0].overhead_wall_ms = 2.0;
+  b[0].cand_overhead_ms = 2.0;
   EXPECT_NEAR(clock_disagreement(b, true), 500.0, 1e-6);
 }
 
@@ -45,7 +45,7 @@ TEST(Timing, ClockDisagreementForgivesWaitingForACpu) {
   b[0].calls = 4;
   b[0].cand_ms = std::vector<double>(4, 0.2);
   b[0].cand_wall_ms = 4 * 0.2 + 60.0 + 1.0;  // 60 ms on the run queue while other programs ran
-  b[0].overhead_wall_ms = 1.0;
+  b[0].cand_overhead_ms = 1.0;
   EXPECT_GT(clock_disagreement(b, true), 50.0);
   b[0].cand_stalled_ms = 60.0;
   EXPECT_NEAR(clock_disagreement(b, true), 1.0, 1e-6);
