@@ -11,7 +11,9 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
+#include "build/build.h"
 #include "cli/commands.h"
 #include "core/error.h"
 #include "core/hash.h"
@@ -30,8 +32,26 @@ namespace {
 struct BatchArgs {
   std::string pairs, jsonl, device = "cuda", db, out, work, levels;
   std::size_t limit = 0;
-  int gpus = 0, lanes = 1, prefetch = 1;
-  bool stock = false, no_timing = false, json_out = false, no_store = false;
+  int gpus = 0, lanes = 1, prefetch = 1, prebuild_threads = 0, build_jobs = 0;
+  bool stock = false, no_timing = false, json_out = false, no_store = false, no_build_service = false;
+  std::string build_cache;
+};
+
+// What the build service did over the batch: modules compiled (and how long each took), taken
+// from the cache, by which path, and calls it left to the candidates' own processes.
+struct BuildTally {
+  std::vector<double> miss_s;
+  int hits = 0, fast = 0, plain = 0, in_process = 0, failed = 0;
+
+  void add(const json& build) {
+    for (auto& m : build.value("modules", json::array())) {
+      if (m.value("cache_hit", false)) ++hits;
+      else miss_s.push_back(m.value("seconds", 0.0));
+      (m.value("path", "") == "fast" ? fast : plain) += 1;
+      failed += m.contains("error");
+    }
+    in_process += int(build.value("in_process", json::array()).size());
+  }
 };
 
 // The GPUs this process may use: CUDA_VISIBLE_DEVICES when set, else what nvidia-smi lists.
@@ -126,6 +146,21 @@ void run_batch(const BatchArgs& a) {
   QueueConfig config;
   config.devices = lane_devices(a);
   config.prefetch = a.stock ? 0 : a.prefetch;
+  // The build service compiles every candidate's extensions ahead of the lanes, across the
+  // machine's cores, each distinct module once (the stock way: each candidate's own process).
+  std::unique_ptr<BuildService> builds;
+  if (!a.stock && !a.no_build_service) {
+    BuildConfig bc;
+    bc.cache_root = a.build_cache;
+    bc.jobs = a.build_jobs;
+    builds = std::make_unique<BuildService>(bc);
+    unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    config.prebuild_threads = a.prebuild_threads > 0 ? a.prebuild_threads : int(std::clamp(cores / 2, 1u, 8u));
+    config.prebuild = [&builds](const QueueJob& j) {
+      return std::make_shared<const BuildOutcome>(
+          builds->build_candidate(j.options.candidate_path, j.options.device, j.options.build_timeout_s));
+    };
+  }
 
   std::vector<QueueResult> results(jobs.size());
   std::size_t done = 0;
@@ -150,6 +185,7 @@ void run_batch(const BatchArgs& a) {
   std::fprintf(stderr, "\n");
 
   std::vector<double> loads;
+  BuildTally tally;
   std::map<std::string, int> statuses;
   int accepted = 0;
   Table t({"candidate", "device", "verdict", "status", "speedup", "load s", "run s"}, {false, false, false, false, true, true, true});
@@ -162,6 +198,7 @@ void run_batch(const BatchArgs& a) {
     const EvalResult& e = *r.result;
     double load = e.phase_seconds.value("candidate", 0.0);  // loading the candidate: its builds included
     loads.push_back(load);
+    tally.add(e.build);
     statuses[status_name(e.status)]++;
     accepted += e.accepted;
     auto sp = e.speedup.find("eager");
@@ -171,7 +208,12 @@ void run_batch(const BatchArgs& a) {
   json summary = {{"mode", a.stock ? "stock" : "queue"}, {"evaluations", jobs.size()}, {"lanes", config.devices},
                   {"wall_s", stats.wall_s}, {"evaluations_per_hour", stats.evaluations_per_hour()},
                   {"lane_idle_share", stats.idle_share()}, {"accepted", accepted}, {"statuses", statuses},
-                  {"load_s_median", percentile(loads, 0.5)}, {"load_s_p90", percentile(loads, 0.9)}};
+                  {"load_s_median", percentile(loads, 0.5)}, {"load_s_p90", percentile(loads, 0.9)},
+                  {"build_service", bool(builds)}};
+  if (builds)
+    summary["builds"] = {{"compiled", tally.miss_s.size()}, {"cache_hits", tally.hits}, {"fast", tally.fast},
+                         {"plain", tally.plain}, {"failed", tally.failed}, {"in_process", tally.in_process},
+                         {"compile_s_median", percentile(tally.miss_s, 0.5)}, {"compile_s_p90", percentile(tally.miss_s, 0.9)}};
   if (a.json_out) {
     std::cout << summary.dump() << std::endl;
     return;
@@ -183,6 +225,11 @@ void run_batch(const BatchArgs& a) {
             << " evaluations/hour; " << accepted << " accepted; lanes idle " << format_fixed(100 * stats.idle_share(), 1)
             << "% of the time; candidate load (builds included) median " << format_fixed(percentile(loads, 0.5), 1)
             << " s, p90 " << format_fixed(percentile(loads, 0.9), 1) << " s\n";
+  if (builds)
+    std::cout << "build service: " << tally.miss_s.size() << " modules compiled (median "
+              << format_fixed(percentile(tally.miss_s, 0.5), 1) << " s, p90 " << format_fixed(percentile(tally.miss_s, 0.9), 1)
+              << " s; " << tally.fast << " fast path, " << tally.plain << " plain), " << tally.hits << " from the cache, "
+              << tally.failed << " failed, " << tally.in_process << " left to the candidate's process\n";
 }
 
 }  // namespace
@@ -199,6 +246,10 @@ void register_batch(CLI::App& app) {
   cmd->add_option("--lanes", args->lanes, "with --device cpu: evaluations side by side")->capture_default_str();
   cmd->add_option("--prefetch", args->prefetch, "evaluations prepared ahead per lane")->capture_default_str();
   cmd->add_flag("--stock", args->stock, "the stock way: one lane, one evaluation after the other, every build from scratch");
+  cmd->add_flag("--no-build-service", args->no_build_service, "let each candidate's process compile its own extensions");
+  cmd->add_option("--prebuild-threads", args->prebuild_threads, "candidates the build service takes at once (0: half the cores, at most 8)");
+  cmd->add_option("--build-jobs", args->build_jobs, "compilers the build service runs at once (0: the machine's cores)");
+  cmd->add_option("--build-cache", args->build_cache, "the build service's cache folder (default $CUDAL1_CACHE/builds)");
   cmd->add_flag("--no-timing", args->no_timing, "check correctness only");
   cmd->add_option("--out", args->out, "append one JSON line per evaluation to this file");
   cmd->add_option("--work", args->work, "with --jsonl: folder for the rows' task and candidate files (default ./cudal1-batch-work)");

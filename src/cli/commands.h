@@ -25,5 +25,7 @@ void register_lint(CLI::App& app);
 
 // `cudal1 batch`: many evaluations queued over every visible GPU (or the stock way).
 void register_batch(CLI::App& app);
+// `cudal1 build`: a candidate's load_inline extensions through the build service.
+void register_build(CLI::App& app);
 
 }  // namespace cudal1::cli

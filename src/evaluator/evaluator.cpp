@@ -9,6 +9,7 @@
 #include "core/hash.h"
 #include "core/paths.h"
 #include "evaluator/measure.h"
+#include "evaluator/prebuilt.h"
 #include "evaluator/precision.h"
 #include "evaluator/shadowing.h"
 #include "lint/lint.h"
@@ -112,14 +113,37 @@ struct PreparedEvaluation {
   Plan plan;
   WorkerSpec cspec;
   std::unique_ptr<Worker> ref, cand;
+  json prebuilt = nullptr;  // load_candidate's "prebuilt" entries (evaluator/prebuilt.h)
   double prepare_seconds = 0;
 };
 
 void PreparedDeleter::operator()(PreparedEvaluation* p) const { delete p; }
 
+namespace {
+
+// The candidate's extensions from the build service, when one is in use: already built by the
+// caller, or built now (CPU work, before the GPU is asked for anything).
+void stage_builds(PreparedEvaluation& p) {
+  const EvalOptions& o = p.o;
+  std::shared_ptr<const BuildOutcome> outcome = o.prebuilt;
+  if (!outcome && o.build_service) {
+    try {
+      outcome = std::make_shared<BuildOutcome>(o.build_service->build_candidate(p.r.candidate_path, o.device, o.build_timeout_s));
+    } catch (const Error& e) {
+      // The service could not run (no Python, a full disk): the candidate builds its own.
+      p.r.build = {{"error", e.message()}, {"fallback", "the candidate's process built its extensions"}};
+    }
+  }
+  if (!outcome) return;
+  p.r.build = outcome->to_json();
+  p.prebuilt = stage_prebuilt(*outcome, p.cand_dir);
+}
+
+}  // namespace
+
 PreparedPtr prepare_evaluation(const EvalOptions& options) {
   auto start = std::chrono::steady_clock::now();
-  PreparedPtr p(new PreparedEvaluation{options, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, 0});
+  PreparedPtr p(new PreparedEvaluation{options, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, nullptr, 0});
   const EvalOptions& o = p->o;
   EvalResult& r = p->r;
   r.task_path = fs::absolute(o.task_path).string();
@@ -161,6 +185,7 @@ PreparedPtr prepare_evaluation(const EvalOptions& options) {
   cspec.limits.hide_dirs.push_back({p->oracle_dir.string(), "", ""});
   for (auto& f : o.protect_files)
     if (fs::exists(f)) cspec.limits.hide_files.push_back(fs::absolute(f).string());
+  stage_builds(*p);
   p->cand = std::make_unique<Worker>(cspec);
   p->prepare_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return p;
@@ -246,7 +271,11 @@ EvalResult run_evaluation(PreparedEvaluation& p) {
   for (auto& i : loaded["inits"]) init_meta.push_back({{"file", i["file"]}});
   json load_request = {{"op", "load_candidate"}, {"candidate", r.candidate_path},
                        {"inits", init_meta}, {"cases", case_meta}, {"ctor", loaded["ctor"]}};
+  if (!p.prebuilt.is_null()) load_request["prebuilt"] = p.prebuilt;
   WorkerReply lr = cand_ptr->request(load_request, seconds_to_ms(o.build_timeout_s));
+  // Which load_inline calls the prebuilt modules answered, as the candidate's process tells it:
+  // for a person reading the result (a "missed" call compiled in that process), never a verdict.
+  if (lr.kind == WorkerReply::Kind::ok && lr.body.contains("prebuilt")) r.build["calls_reported"] = lr.body["prebuilt"];
   if (apply_candidate_failure(lr, "loading the candidate", cand_ptr->stderr_tail(), r)) return finish(r);
   apply_guard_evidence(lr.body, false, r);
   for (auto& name : shadowed_task_names(task_src, cand_src))

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "build/build.h"
 #include "evaluator/compare.h"
 #include "evaluator/result.h"
 
@@ -49,6 +50,12 @@ struct EvalOptions {
   bool lint = true;                  // attach the task's degenerate-task lint (cached in lint_store)
   Store* lint_store = nullptr;       // where lint results are cached; null: computed every time
   bool reuse_extension_builds = true;  // false: every evaluation builds its load_inline modules anew (the stock way)
+  // The build service (build/build.h): the candidate's load_inline extensions are built outside
+  // its process, and its calls import them. `prebuilt`, when set, is a build already done (a
+  // queue's prebuild stage); otherwise `build_service`, when set, builds during preparation.
+  // Neither: the candidate's process compiles them itself.
+  std::shared_ptr<const BuildOutcome> prebuilt;
+  BuildService* build_service = nullptr;
   double build_timeout_s = 900;      // loading the candidate, compilation included
   double call_timeout_s = 120;       // one forward call
   std::size_t memory_limit_mb = 16384;

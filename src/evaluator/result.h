@@ -40,6 +40,7 @@ struct EvalResult {
   json provenance = json::object();          // device, driver, versions, protocol, seeds
   json phase_seconds = json::object();       // wall time per phase: where an evaluation's time went
   json task_lint = json::object();           // the task's degenerate-task lint (lint/lint.h), if run
+  json build = json::object();               // the build service's outcome and which calls it served, if used
   std::string task_path, candidate_path, task_hash, candidate_hash;
   bool from_store = false;
 

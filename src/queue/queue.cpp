@@ -18,16 +18,17 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 // before its extensions exist.
 class BuildGate {
  public:
-  explicit BuildGate(std::size_t n) : done_(n, false), seconds_(n, 0.0) {}
-  void finish(std::size_t i, double s) {
+  explicit BuildGate(std::size_t n) : done_(n, false), seconds_(n, 0.0), outcomes_(n) {}
+  void finish(std::size_t i, double s, std::shared_ptr<const BuildOutcome> outcome) {
     std::lock_guard<std::mutex> l(m_);
-    done_[i] = true, seconds_[i] = s;
+    done_[i] = true, seconds_[i] = s, outcomes_[i] = std::move(outcome);
     cv_.notify_all();
   }
-  double wait(std::size_t i) {
+  // Waits for job i's prebuild; returns its seconds and outcome.
+  std::pair<double, std::shared_ptr<const BuildOutcome>> wait(std::size_t i) {
     std::unique_lock<std::mutex> l(m_);
     cv_.wait(l, [&] { return bool(done_[i]); });
-    return seconds_[i];
+    return {seconds_[i], outcomes_[i]};
   }
 
  private:
@@ -35,6 +36,7 @@ class BuildGate {
   std::condition_variable cv_;
   std::vector<bool> done_;
   std::vector<double> seconds_;
+  std::vector<std::shared_ptr<const BuildOutcome>> outcomes_;
 };
 
 struct Prepared {
@@ -78,9 +80,11 @@ class Handover {
 };
 
 Prepared prepare_job(const QueueJob& job, std::size_t index, const std::string& device, BuildGate& gate) {
-  Prepared p{index, gate.wait(index), nullptr, std::nullopt};
+  auto [build_s, outcome] = gate.wait(index);
+  Prepared p{index, build_s, nullptr, std::nullopt};
   EvalOptions o = job.options;
   o.device = device;
+  if (outcome) o.prebuilt = outcome;
   try {
     p.eval = prepare_evaluation(o);
   } catch (const Error& e) {
@@ -117,16 +121,17 @@ QueueStats run_queue(const std::vector<QueueJob>& jobs, const QueueConfig& confi
       builders.emplace_back([&] {
         for (std::size_t i; (i = next_build++) < jobs.size();) {
           auto t0 = Clock::now();
+          std::shared_ptr<const BuildOutcome> outcome;
           try {
-            config.prebuild(jobs[i]);
+            outcome = config.prebuild(jobs[i]);
           } catch (const std::exception&) {
-            // A build that fails is the candidate's compile error; its evaluation reports it.
+            // The service could not run for this job: its evaluation builds the stock way.
           }
-          gate.finish(i, seconds_since(t0));
+          gate.finish(i, seconds_since(t0), std::move(outcome));
         }
       });
   } else {
-    for (std::size_t i = 0; i < jobs.size(); ++i) gate.finish(i, 0.0);
+    for (std::size_t i = 0; i < jobs.size(); ++i) gate.finish(i, 0.0, nullptr);
   }
 
   std::atomic<std::size_t> next_job{0};

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,7 +37,10 @@ struct QueueConfig {
   std::vector<std::string> devices = {"cpu"};  // one lane each
   int prefetch = 1;             // evaluations prepared ahead per lane; 0: prepare on the lane itself
   int prebuild_threads = 0;     // threads of the prebuild stage; 0: no prebuild stage
-  std::function<double(const QueueJob&)> prebuild;  // returns its seconds; may throw Error
+  // Builds a job's extensions (build/build.h); the outcome goes to its evaluation as
+  // EvalOptions::prebuilt. May return null (nothing to hand over) or throw (the evaluation then
+  // builds the stock way and reports whatever fails).
+  std::function<std::shared_ptr<const BuildOutcome>(const QueueJob&)> prebuild;
 };
 
 struct QueueStats {

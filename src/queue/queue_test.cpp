@@ -72,7 +72,7 @@ TEST(Queue, LanesGiveThePlainVerdictsAndEveryJobOnce) {
   c.prebuild = [&](const QueueJob& j) {
     std::lock_guard<std::mutex> l(m);
     built.push_back(j.id);
-    return 0.0;
+    return std::shared_ptr<const BuildOutcome>();
   };
   QueueStats stats;
   std::set<std::string> lanes;

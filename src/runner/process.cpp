@@ -42,6 +42,27 @@ void close_fd(int& fd) {
   fd = -1;
 }
 
+// `base/rel` into buf; false when rel is empty or it does not fit. Async-signal-safe.
+bool join_path(char (&buf)[4096], const std::string& base, const std::string& rel) {
+  if (rel.empty() || base.size() + rel.size() + 2 >= sizeof buf) return false;
+  std::memcpy(buf, base.data(), base.size());
+  buf[base.size()] = '/';
+  std::memcpy(buf + base.size() + 1, rel.data(), rel.size() + 1);
+  return true;
+}
+
+// mkdir -p of the part of `path` after its first `prefix` bytes. Async-signal-safe.
+bool make_dirs(char* path, std::size_t prefix) {
+  for (char* p = path + prefix + 1; *p; ++p) {
+    if (*p != '/') continue;
+    *p = '\0';
+    int r = mkdir(path, 0755);
+    *p = '/';
+    if (r != 0 && errno != EEXIST) return false;
+  }
+  return mkdir(path, 0755) == 0 || errno == EEXIST;
+}
+
 // The child side of fork(): only async-signal-safe calls from here to execve.
 [[noreturn]] void exec_child(const ProcessSpec& spec, char* const* argv, char* const* envp,
                              int req_r, int rep_w, int out_w, int err_w, int status_w) {
@@ -70,17 +91,21 @@ void close_fd(int& fd) {
     // Paths were built before fork(): only string reads and system calls here.
     if (unshare(CLONE_NEWNS) == 0 && mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0) {
       for (auto& h : l.hide_dirs) {
-        char keep_path[4096];
-        bool keep = !h.keep.empty() && h.path.size() + h.keep.size() + 2 < sizeof keep_path;
-        if (keep) {
-          std::memcpy(keep_path, h.path.data(), h.path.size());
-          keep_path[h.path.size()] = '/';
-          std::memcpy(keep_path + h.path.size() + 1, h.keep.data(), h.keep.size() + 1);
-          keep = mount(keep_path, h.stage.c_str(), nullptr, MS_BIND, nullptr) == 0;
-        }
+        char keep_path[4096], ro_path[4096];
+        bool keep = join_path(keep_path, h.path, h.keep) &&
+                    mount(keep_path, h.stage.c_str(), nullptr, MS_BIND, nullptr) == 0;
+        bool ro = join_path(ro_path, h.path, h.keep_read_only) &&
+                  mount(ro_path, h.stage_read_only.c_str(), nullptr, MS_BIND, nullptr) == 0;
         if (mount("tmpfs", h.path.c_str(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=16k") != 0)
           continue;
-        if (keep && mkdir(keep_path, 0755) == 0) mount(h.stage.c_str(), keep_path, nullptr, MS_BIND, nullptr);
+        if (keep && make_dirs(keep_path, h.path.size())) mount(h.stage.c_str(), keep_path, nullptr, MS_BIND, nullptr);
+        if (ro && make_dirs(ro_path, h.path.size())) {
+          // Moved, not bound, so no writable view stays at the stage; if it cannot be made
+          // read-only it is taken away again: the job then simply does without it.
+          if (mount(h.stage_read_only.c_str(), ro_path, nullptr, MS_MOVE, nullptr) == 0 &&
+              mount(nullptr, ro_path, nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, nullptr) != 0)
+            umount2(ro_path, MNT_DETACH);
+        }
         mount(nullptr, h.path.c_str(), nullptr, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr);
       }
       for (auto& f : l.hide_files) mount("/dev/null", f.c_str(), nullptr, MS_BIND, nullptr);

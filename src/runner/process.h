@@ -18,10 +18,13 @@
 
 namespace cudal1 {
 
-// A folder the child must not see, except `keep` (a subfolder name, may be empty), which stays
-// at its own path. `stage` is an existing empty folder outside `path` used while mounting.
+// A folder the child must not see, except `keep` (a relative path below it, may be empty), which
+// stays at its own path, and `keep_read_only` (likewise), which stays but cannot be written: a
+// build job writes its own folder and reads a shared precompiled header. Each `stage*` is an
+// existing empty folder outside `path` used while mounting.
 struct HiddenDir {
   std::string path, keep, stage;
+  std::string keep_read_only = {}, stage_read_only = {};
 };
 
 struct ProcessLimits {

@@ -23,6 +23,7 @@ _element_size = _TB.element_size
 _stride = _TB.stride
 _size = _TB.size
 _no_grad = torch.no_grad
+_empty = torch.empty
 _manual_seed = torch.manual_seed
 
 
@@ -134,8 +135,9 @@ class Host:
 
     def handle(self, op, req):
         fn = getattr(self, "op_" + str(op), None)
-        if fn is None or (op in ("load_task", "describe", "ceilings", "eager_time", "lint_task", "sample", "precision_ladder")
-            and self.role != "reference") or (op in ("load_candidate", "profile") and self.role != "candidate"):
+        if fn is None or (op in ("load_task", "describe", "ceilings", "eager_time", "lint_task", "sample", "precision_ladder",
+                                 "prepare_build", "cuda_arch")
+            and self.role != "reference") or (op in ("load_candidate", "profile", "capture_builds") and self.role != "candidate"):
             return {"ok": False, "error": "protocol", "message": f"unknown op {op!r} for {self.role}"}
         return fn(req)
 
@@ -185,6 +187,18 @@ class Host:
         return {"ok": True, "ctor": ctor, "inits": inits, "cases": cases,
                 "env": environment(self.device)}
 
+    def op_prepare_build(self, req):
+        """The sources and build.ninja torch writes for one captured spec (inline_build.py)."""
+        import inline_build
+        return inline_build.prepare(req["spec"], req["module"], req.get("arch_list", ""), req["out_dir"])
+
+    def op_cuda_arch(self, req):
+        """The visible card's compute capability as TORCH_CUDA_ARCH_LIST spells it, or ""."""
+        if not torch.cuda.is_available():
+            return {"ok": True, "arch": ""}
+        major, minor = torch.cuda.get_device_capability(self.device if self.device.type == "cuda" else 0)
+        return {"ok": True, "arch": f"{major}.{minor}"}
+
     def op_lint_task(self, req):
         """Null-kernel probes of a task for `cudal1 lint-task` (lint.py)."""
         import lint
@@ -227,6 +241,11 @@ class Host:
     # --- candidate -------------------------------------------------------------------------
     def op_load_candidate(self, req):
         path = req["candidate"]
+        if req.get("prebuilt") is not None:
+            # Modules the parent built for this candidate's load_inline calls (src/build); set up
+            # before any candidate code runs, so its calls find them.
+            import inline_build
+            inline_build.install_prebuilt(req["prebuilt"])
         guard.snapshot()
         guard.install(path)
         try:
@@ -254,7 +273,16 @@ class Host:
             inputs = _load_case_file(case["file"])["inputs"]
             self.cases.append((case["init"], _to_device(inputs, self.device)))
             self.poison_sizes.append([o["nbytes"] for o in case.get("outputs", [])])
-        return {"ok": True, "ctor": ctor}
+        reply = {"ok": True, "ctor": ctor}
+        if req.get("prebuilt") is not None:
+            import inline_build
+            reply["prebuilt"] = inline_build.prebuilt_report  # which calls were served, which built here
+        return reply
+
+    def op_capture_builds(self, req):
+        """Runs the candidate module with load_inline recorded, not built (inline_build.py)."""
+        import inline_build
+        return inline_build.capture(req["candidate"], loading.load_module)
 
     def candidate_report(self):
         """What the guard saw: replaced harness functions and introspection events."""
@@ -279,6 +307,11 @@ class Host:
             sizes = self.poison_sizes[k] if k < len(self.poison_sizes) else []
             before = _digest(args) if write_dir else None
             rec, outs, checks = self.runner.call(model, args, sizes, samples)
+            if not req.get("empty") and getattr(self, "empty_outputs", None) is None:
+                # The candidate's empty calls return outputs of its own shapes, made here by
+                # trusted code (plain tensors only: a subclass's attributes could run its code).
+                self.empty_outputs = [_empty(_size(v), dtype=v.dtype, device=v.device) if _type(v) is _Tensor else None
+                                      for v in outs]
             if write_dir:
                 out_file = os.path.join(write_dir, f"out_{req.get('tag', 0)}_{i}.ctf")
                 tensor_io.write_values(out_file, [v if calls.readable(v, ch) or not _isinstance(v, _Tensor)

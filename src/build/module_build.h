@@ -1,0 +1,39 @@
+// build/module_build.h — one extension from torch's sources and build.ninja to a cached .so.
+//
+// The cache key covers the files compiled, torch's command lines and the toolchain, and the
+// path asked for (fast or plain). Whoever holds the key's lock builds; a concurrent request for
+// the same key waits and then reads the entry. The plain path runs torch's commands as ninja
+// would. The fast path compiles main.cpp against a precompiled header and cuda.cu split in two
+// (build/split.h), and falls back step by step: a failed split compiles cuda.cu whole, a failed
+// precompiled-header compile runs torch's command; only torch's own commands decide a failure.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+
+#include "build/build.h"
+#include "build/cache.h"
+#include "build/jobs.h"
+#include "build/pch.h"
+
+namespace cudal1 {
+
+struct ModuleContext {
+  const CacheLayout& layout;
+  JobPool& pool;
+  PchCache& pch;
+  std::string fingerprint;  // toolchain: torch, CUDA, compilers, architectures
+  bool fast = true;
+};
+
+struct ModuleRequest {
+  std::string spec_id, module;
+  std::map<std::string, std::string> files;  // main.cpp, cuda.cu, build.ninja as torch wrote them
+};
+
+// Never throws for a candidate's fault: a failed build comes back with `error` set.
+BuiltModule build_module(const ModuleContext& ctx, const ModuleRequest& req,
+                         std::chrono::steady_clock::time_point deadline);
+
+}  // namespace cudal1
