@@ -1,0 +1,99 @@
+// The build service end to end on the host: real captures, real g++ builds of the fixture
+// corpus's load_inline candidates, and evaluations that import what it built.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+#include <unistd.h>
+
+#include "build/build.h"
+#include "evaluator/evaluator.h"
+#include "evaluator/fixture_cases.h"
+
+using namespace cudal1;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path fresh_cache(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / ("cudal1-build-test-" + std::to_string(getpid())) / name;
+  fs::remove_all(dir);
+  return dir;
+}
+
+std::string candidate(const std::string& name) { return (fixtures_dir() / "candidates" / name).string(); }
+std::string task(const std::string& name) { return (fixtures_dir() / "tasks" / name).string(); }
+
+EvalResult evaluate_with(std::shared_ptr<const BuildOutcome> built, const std::string& task_file, const std::string& cand) {
+  EvalOptions o;
+  o.task_path = task(task_file);
+  o.candidate_path = candidate(cand);
+  o.timing = false;
+  o.lint = false;
+  o.prebuilt = std::move(built);
+  return evaluate(o);
+}
+
+}  // namespace
+
+// Torch's own commands (the plain path); the evaluation's load_inline is answered from them,
+// and the same module asked for again comes from the cache.
+TEST(BuildService, PlainBuildServesTheEvaluationAndTheCacheAnswersAgain) {
+  BuildConfig cfg;
+  cfg.cache_root = fresh_cache("plain").string();
+  cfg.fast_path = false;
+  BuildService svc(cfg);
+  auto out = std::make_shared<BuildOutcome>(svc.build_candidate(candidate("ok_scale_add_load_inline_cpu.py"), "cpu", 600));
+  ASSERT_EQ(out->kind, BuildOutcome::Kind::built) << out->log;
+  ASSERT_EQ(out->modules.size(), 1u);
+  EXPECT_EQ(out->modules[0].path, "plain");
+  EXPECT_FALSE(out->modules[0].cache_hit);
+  ASSERT_TRUE(fs::exists(out->modules[0].so_path));
+
+  EvalResult r = evaluate_with(out, "scale_add.py", "ok_scale_add_load_inline_cpu.py");
+  EXPECT_TRUE(r.accepted) << r.error;
+  ASSERT_TRUE(r.build.contains("calls_reported")) << r.build.dump();
+  EXPECT_EQ(r.build["calls_reported"]["served"].size(), 1u) << r.build.dump();
+  EXPECT_TRUE(r.build["calls_reported"]["missed"].empty()) << r.build.dump();
+
+  BuildOutcome again = svc.build_candidate(candidate("ok_scale_add_load_inline_cpu.py"), "cpu", 600);
+  ASSERT_EQ(again.modules.size(), 1u);
+  EXPECT_TRUE(again.modules[0].cache_hit);
+  EXPECT_EQ(again.modules[0].so_path, out->modules[0].so_path);
+}
+
+// A source that does not compile: the service says so with the compiler's words, and the
+// evaluation it is handed to ends in compile_error, as it would had the candidate built it.
+TEST(BuildService, CompileErrorReachesTheVerdict) {
+  BuildConfig cfg;
+  cfg.cache_root = fresh_cache("error").string();
+  cfg.fast_path = false;
+  BuildService svc(cfg);
+  auto out = std::make_shared<BuildOutcome>(svc.build_candidate(candidate("compile_error_load_inline_cpp.py"), "cpu", 600));
+  ASSERT_EQ(out->kind, BuildOutcome::Kind::compile_error) << out->to_json().dump();
+  EXPECT_NE(out->log.find("error"), std::string::npos) << out->log;
+  EvalResult r = evaluate_with(out, "scale_add.py", "compile_error_load_inline_cpp.py");
+  EXPECT_EQ(r.status, Status::compile_error) << r.error;
+}
+
+// The fast path: once the precompiled torch header exists, main.cpp compiles against it
+// (its second #include of torch/extension.h included), and the module still passes.
+TEST(BuildService, FastPathUsesThePrecompiledHeader) {
+  fs::path cache = fresh_cache("fast");
+  {
+    BuildConfig cfg;
+    cfg.cache_root = cache.string();
+    BuildService first(cfg);  // starts the header; its own build goes without; waits for it on exit
+    BuildOutcome warm = first.build_candidate(candidate("ok_softmax_rows_load_inline_cpu.py"), "cpu", 900);
+    ASSERT_EQ(warm.kind, BuildOutcome::Kind::built) << warm.log;
+  }
+  BuildConfig cfg;
+  cfg.cache_root = cache.string();
+  BuildService svc(cfg);
+  auto out = std::make_shared<BuildOutcome>(svc.build_candidate(candidate("ok_gemm_relu_load_inline_cpu.py"), "cpu", 900));
+  ASSERT_EQ(out->kind, BuildOutcome::Kind::built) << out->log;
+  ASSERT_EQ(out->modules.size(), 1u);
+  EXPECT_EQ(out->modules[0].path, "fast") << out->to_json().dump();
+  EvalResult r = evaluate_with(out, "gemm_relu.py", "ok_gemm_relu_load_inline_cpu.py");
+  EXPECT_TRUE(r.accepted) << r.error;
+}
