@@ -216,9 +216,11 @@ TEST(Cli, BatchEvaluatesPairsOnTwoLanes) {
                      (dir / "out.jsonl").string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json s = only_json(r.out);
+  std::ifstream results(dir / "out.jsonl");
+  std::string all((std::istreambuf_iterator<char>(results)), std::istreambuf_iterator<char>());
   EXPECT_EQ(s["evaluations"], 2);
-  EXPECT_EQ(s["accepted"], 1);
-  EXPECT_EQ(s["statuses"]["incorrect"], 1);
+  EXPECT_EQ(s["accepted"], 1) << s.dump() << "\n" << all;
+  EXPECT_EQ(s["statuses"]["incorrect"], 1) << s.dump() << "\n" << all;
   EXPECT_EQ(s["lanes"].size(), 2u);
   std::ifstream out(dir / "out.jsonl");
   std::set<std::string> ids;

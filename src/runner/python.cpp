@@ -6,31 +6,35 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <sstream>
 #include <vector>
 
 #include "core/error.h"
+#include "runner/process.h"
 
 namespace cudal1 {
 
 namespace {
 
-// find_spec only looks torch up (milliseconds), it does not import it (seconds).
+// find_spec only looks torch up (milliseconds), it does not import it (seconds). Started as a
+// registered Process: a bare fork() here was once taken for a candidate's orphan and killed by a
+// concurrent worker shutdown, and the batch then said no Python had torch.
 bool has_torch(const std::string& python) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    int devnull = open("/dev/null", O_WRONLY);
-    dup2(devnull, 1);
-    dup2(devnull, 2);
-    execlp(python.c_str(), python.c_str(), "-c",
-           "import importlib.util,sys; sys.exit(0 if importlib.util.find_spec('torch') else 1)",
-           (char*)nullptr);
-    _exit(127);
+  try {
+    ProcessSpec ps;
+    ps.argv = {python, "-c", "import importlib.util,sys; sys.exit(0 if importlib.util.find_spec('torch') else 1)"};
+    Process p(ps);
+    std::string line;
+    while (p.read_line(std::chrono::seconds(60), line) == WaitOutcome::line) {
+    }
+    p.kill_all();
+    auto info = p.exit_info();
+    return info && info->exited && info->exit_code == 0;
+  } catch (const Error&) {
+    return false;  // cannot start: not this interpreter
   }
-  if (pid < 0) return false;
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 std::string on_path(const std::string& name) {
@@ -45,9 +49,7 @@ std::string on_path(const std::string& name) {
   return {};
 }
 
-}  // namespace
-
-std::string find_python(const std::string& requested) {
+std::string probe_python(const std::string& requested) {
   std::vector<std::string> candidates;
   std::string chosen_by;
   if (!requested.empty()) {
@@ -72,6 +74,20 @@ std::string find_python(const std::string& requested) {
                     "CUDAL1_PYTHON to an interpreter that has it"
                   : "the interpreter named by " + chosen_by + " cannot import torch",
               "tried:" + list);
+}
+
+}  // namespace
+
+std::string find_python(const std::string& requested) {
+  // Probed once per process and request: every evaluation asks, from several threads at once.
+  static std::mutex mutex;
+  static std::map<std::string, std::string> found;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::string key = requested + "|" + (std::getenv("CUDAL1_PYTHON") ? std::getenv("CUDAL1_PYTHON") : "");
+  if (auto it = found.find(key); it != found.end()) return it->second;
+  std::string python = probe_python(requested);
+  found.emplace(key, python);
+  return python;
 }
 
 }  // namespace cudal1
