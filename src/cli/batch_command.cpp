@@ -139,7 +139,7 @@ void run_batch(const BatchArgs& a) {
   std::unique_ptr<Store> store = open_store(a.db, a.no_store);
   for (auto& j : jobs) {
     j.options.timing = !a.no_timing;
-    j.options.lint_store = store.get();
+    j.options.cache_store = store.get();
     j.options.reuse_extension_builds = !a.stock;
     if (store) j.options.protect_files = {store->path().string(), store->path().string() + "-wal", store->path().string() + "-shm"};
   }

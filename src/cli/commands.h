@@ -28,4 +28,7 @@ void register_batch(CLI::App& app);
 // `cudal1 build`: a candidate's load_inline extensions through the build service.
 void register_build(CLI::App& app);
 
+// `cudal1 baselines`: a task against torch.compile, CUDA graph and cuDNN autotuning.
+void register_baselines(CLI::App& app);
+
 }  // namespace cudal1::cli

@@ -1,10 +1,12 @@
 #include "evaluator/evaluator.h"
 
 #include <chrono>
+#include <cmath>
 #include <algorithm>
 #include <filesystem>
 #include <random>
 
+#include "baselines/baselines.h"
 #include "core/error.h"
 #include "core/hash.h"
 #include "core/paths.h"
@@ -121,6 +123,28 @@ void PreparedDeleter::operator()(PreparedEvaluation* p) const { delete p; }
 
 namespace {
 
+// A blocking flag's evidence for the error line (a warning may have been added after it).
+std::string first_blocking_evidence(const EvalResult& r) {
+  for (auto& f : r.flags)
+    if (f.severity == Severity::block) return f.evidence;
+  return r.flags.empty() ? std::string() : r.flags.back().evidence;
+}
+
+// Speedups against the task's baselines: the eager figure times each baseline's cached ratio.
+void add_baselines(const EvalOptions& o, const std::string& python, EvalResult& r) {
+  try {
+    BaselineOptions bo;
+    bo.task_path = o.task_path, bo.device = o.device, bo.python = python, bo.store = o.cache_store;
+    BaselineSet b = measure_baselines(bo);
+    r.statistics["baselines"] = b.to_json();
+    double eager = r.speedup.at("eager");
+    for (auto& f : b.figures)
+      if (f.ratio) r.speedup[f.name] = std::round(eager * *f.ratio * 100.0) / 100.0;
+  } catch (const Error& e) {
+    r.statistics["baselines"] = {{"error", e.message()}};  // the eager verdict stands without them
+  }
+}
+
 // The candidate's extensions from the build service, when one is in use: already built by the
 // caller, or built now (CPU work, before the GPU is asked for anything).
 void stage_builds(PreparedEvaluation& p) {
@@ -221,7 +245,7 @@ EvalResult run_evaluation(PreparedEvaluation& p) {
   if (o.lint) {
     report("lint", 0.0);
     try {
-      LintResult lint = lint_task_cached(o.task_path, o.device, o.tolerance, o.lint_store, python);
+      LintResult lint = lint_task_cached(o.task_path, o.device, o.tolerance, o.cache_store, python);
       r.task_lint = lint.to_json();
       for (auto& f : lint.findings)
         r.add_flag("degenerate_task", Severity::warn, "the task is degenerate (" + f.id + "): " + f.evidence);
@@ -399,7 +423,7 @@ EvalResult run_evaluation(PreparedEvaluation& p) {
     }
     if (r.has_blocking_flag() && r.status == Status::ok) {
       r.status = Status::rejected;
-      r.error = "timing could not be trusted: " + r.flags.back().evidence;
+      r.error = "timing could not be trusted: " + first_blocking_evidence(r);
     }
   }
   if (o.attribution) {
@@ -407,8 +431,12 @@ EvalResult run_evaluation(PreparedEvaluation& p) {
     attribute(session, *cand_ptr, cand_src, r);
     if (r.has_blocking_flag() && r.status == Status::ok) {
       r.status = Status::rejected;
-      r.error = r.flags.back().evidence;
+      r.error = first_blocking_evidence(r);
     }
+  }
+  if (o.baselines && r.status == Status::ok && r.speedup.count("eager")) {
+    report("baselines", 0.95);
+    add_baselines(o, p.python, r);
   }
   return finish(r);
 }

@@ -47,8 +47,9 @@ struct EvalOptions {
   bool precision_check = true;       // the precision ladder on float32 tasks
   bool allow_reduced_precision = false;  // reduced_precision becomes a warning, labelled
   bool attribution = true;           // profiler attribution and the decoy flag (CUDA)
-  bool lint = true;                  // attach the task's degenerate-task lint (cached in lint_store)
-  Store* lint_store = nullptr;       // where lint results are cached; null: computed every time
+  bool lint = true;                  // attach the task's degenerate-task lint (cached in cache_store)
+  bool baselines = false;            // speedups against torch.compile, CUDA graph, cuDNN autotuning (cached in cache_store)
+  Store* cache_store = nullptr;      // where lint results and baselines are cached; null: computed every time
   bool reuse_extension_builds = true;  // false: every evaluation builds its load_inline modules anew (the stock way)
   // The build service (build/build.h): the candidate's load_inline extensions are built outside
   // its process, and its calls import them. `prebuilt`, when set, is a build already done (a

@@ -135,7 +135,7 @@ class Host:
 
     def handle(self, op, req):
         fn = getattr(self, "op_" + str(op), None)
-        if fn is None or (op in ("load_task", "describe", "ceilings", "eager_time", "lint_task", "sample", "precision_ladder",
+        if fn is None or (op in ("load_task", "describe", "ceilings", "eager_time", "lint_task", "baselines", "environment", "sample", "precision_ladder",
                                  "prepare_build", "cuda_arch")
             and self.role != "reference") or (op in ("load_candidate", "profile", "capture_builds") and self.role != "candidate"):
             return {"ok": False, "error": "protocol", "message": f"unknown op {op!r} for {self.role}"}
@@ -217,6 +217,28 @@ class Host:
         """Matrix rate and copy bandwidth of this worker's device (ceilings.py)."""
         import ceilings
         return {"ok": True, "ceilings": ceilings.measure(self.device), "env": environment(self.device)}
+
+    def op_environment(self, req):
+        """Python, torch, CUDA, device name and driver: what cached figures are keyed by."""
+        return {"ok": True, "env": environment(self.device)}
+
+    def op_baselines(self, req):
+        """The task's Model against its baselines (baselines.py), timed in paired buckets on its
+        first case's inputs, drawn from a fixed seed."""
+        import baselines
+        try:
+            task = _load_task(req["task"])
+        except loading.LoadFailure as f:
+            return _task_failure(f)
+        _manual_seed(0)
+        init_inputs = list(task.get_init_inputs())
+        _manual_seed(0)
+        model = task.Model(*init_inputs).to(self.device)
+        _manual_seed(0)
+        inputs = _to_device(list(task.get_inputs()), self.device)
+        figures = baselines.measure(model, inputs, self.device, req.get("names", baselines.NAMES),
+                                    req.get("buckets", 5), req.get("calls", 10), req.get("warmup", 3))
+        return {"ok": True, "baselines": figures, "env": environment(self.device)}
 
     def op_eager_time(self, req):
         """Median time of one eager call of a task's Model on this device, timed as candidates

@@ -1,0 +1,61 @@
+// baselines/baselines.h — a task's Model against the faster forms of itself that cost no
+// insight: torch.compile (default and reduce-overhead), a CUDA graph replay, cuDNN autotuning.
+//
+// Measured by the trusted reference worker (runner/py/baselines.py) as ratios to eager, in paired
+// buckets, on a fixed seed; cached in the store per task content, device model, driver, torch,
+// CUDA and protocol, so a task's baselines are measured once per machine and software stack. An
+// evaluation's speedup against baseline B is its speedup against eager times B's ratio
+// (baseline ms / eager ms). A baseline that cannot be built, or whose outputs differ from
+// eager's, is unavailable, with the reason.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace cudal1 {
+
+class Store;
+
+// Bumped whenever a change can alter a figure: cached baselines of another version are not used.
+inline constexpr const char* kBaselinesVersion = "baselines/1";
+
+// The names, in the order reports show them.
+const std::vector<std::string>& baseline_names();
+
+struct BaselineFigure {
+  std::string name;
+  std::optional<double> ratio;  // median over buckets of baseline ms / eager ms
+  double eager_ms = 0, baseline_ms = 0;  // medians over all buckets
+  double spread = 0;            // (q75 - q25) / median of the bucket ratios
+  std::string unavailable;      // why not, when ratio is empty
+};
+
+struct BaselineSet {
+  std::vector<BaselineFigure> figures;
+  nlohmann::json env = nlohmann::json::object();  // the worker's environment: what the key covers
+  bool from_cache = false;
+  const BaselineFigure* find(const std::string& name) const;
+  nlohmann::json to_json() const;
+  static BaselineSet from_json(const nlohmann::json& j);
+};
+
+struct BaselineOptions {
+  std::string task_path;
+  std::string device = "cpu";
+  std::string python;          // empty: find_python()
+  std::vector<std::string> names;  // empty: baseline_names()
+  int buckets = 5, calls = 10;
+  double timeout_s = 1800;     // torch.compile of a large model takes minutes
+  Store* store = nullptr;      // cache; null: measured every time
+};
+
+// Throws Error(task) when the task does not load, Error(runner) when the worker breaks down.
+BaselineSet measure_baselines(const BaselineOptions& o);
+
+// Figures from per-bucket [eager ms, baseline ms] pairs (exposed for tests).
+BaselineFigure baseline_figure(const std::string& name, const nlohmann::json& buckets);
+
+}  // namespace cudal1

@@ -1,0 +1,74 @@
+// Baselines measured for real by the reference worker, cached in a store, and carried into an
+// evaluation's speedups.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <unistd.h>
+
+#include "baselines/baselines.h"
+#include "evaluator/evaluator.h"
+#include "evaluator/fixture_cases.h"
+#include "store/store.h"
+
+using namespace cudal1;
+namespace fs = std::filesystem;
+
+namespace {
+fs::path temp_store(const std::string& name) {
+  fs::path p = fs::temp_directory_path() / ("cudal1-baselines-" + std::to_string(getpid()) + "-" + name + ".db");
+  fs::remove(p);
+  return p;
+}
+}  // namespace
+
+// Eager against itself must come out near 1 (a loaded 2-core host allows a wide margin), the
+// baselines this machine cannot run say why, and the second request comes from the cache.
+TEST(BaselinesEval, ControlIsNearOneAndTheCacheAnswersAgain) {
+  fs::path db = temp_store("control");
+  Store store(db);
+  BaselineOptions o;
+  o.task_path = (fixtures_dir() / "tasks" / "gemm_relu.py").string();
+  o.device = "cpu";
+  o.store = &store;
+  o.buckets = 3, o.calls = 5;
+  o.names = baseline_names();
+  o.names.push_back("eager_control");
+  BaselineSet first = measure_baselines(o);
+  EXPECT_FALSE(first.from_cache);
+  const BaselineFigure* control = first.find("eager_control");
+  ASSERT_NE(control, nullptr);
+  ASSERT_TRUE(control->ratio.has_value()) << control->unavailable;
+  EXPECT_GT(*control->ratio, 0.33);
+  EXPECT_LT(*control->ratio, 3.0);
+  for (auto& name : baseline_names()) {
+    const BaselineFigure* f = first.find(name);
+    ASSERT_NE(f, nullptr) << name;
+    if (!f->ratio) EXPECT_FALSE(f->unavailable.empty()) << name;  // on this CPU: no CUDA, maybe no torch.compile
+  }
+  BaselineSet again = measure_baselines(o);
+  EXPECT_TRUE(again.from_cache);
+  EXPECT_DOUBLE_EQ(*again.find("eager_control")->ratio, *control->ratio);
+  fs::remove(db);
+}
+
+TEST(BaselinesEval, EvaluationCarriesTheBaselines) {
+  fs::path db = temp_store("eval");
+  Store store(db);
+  EvalOptions o;
+  o.task_path = (fixtures_dir() / "tasks" / "scale_add.py").string();
+  o.candidate_path = (fixtures_dir() / "candidates" / "ok_scale_add_alpha.py").string();
+  o.buckets = 3, o.calls_per_bucket = 4;
+  o.lint = false;
+  o.baselines = true;
+  o.cache_store = &store;
+  EvalResult r = evaluate(o);
+  ASSERT_TRUE(r.accepted) << r.error;
+  ASSERT_TRUE(r.statistics.contains("baselines")) << r.statistics.dump();
+  const auto& figs = r.statistics["baselines"]["figures"];
+  for (auto& name : baseline_names()) {
+    ASSERT_TRUE(figs.contains(name)) << figs.dump();
+    // A measured baseline gives a speedup; an unavailable one gives none.
+    EXPECT_EQ(r.speedup.count(name) == 1, figs[name].contains("ratio")) << name;
+  }
+  fs::remove(db);
+}
