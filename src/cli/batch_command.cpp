@@ -33,7 +33,7 @@ struct BatchArgs {
   std::string pairs, jsonl, device = "cuda", db, out, work, levels;
   std::size_t limit = 0;
   int gpus = 0, lanes = 1, prefetch = 1, prebuild_threads = 0, build_jobs = 0;
-  bool stock = false, no_timing = false, json_out = false, no_store = false, no_build_service = false;
+  bool stock = false, no_timing = false, json_out = false, no_store = false, no_build_service = false, baselines = false;
   std::string build_cache;
 };
 
@@ -139,6 +139,7 @@ void run_batch(const BatchArgs& a) {
   std::unique_ptr<Store> store = open_store(a.db, a.no_store);
   for (auto& j : jobs) {
     j.options.timing = !a.no_timing;
+    j.options.baselines = a.baselines;
     j.options.cache_store = store.get();
     j.options.reuse_extension_builds = !a.stock;
     if (store) j.options.protect_files = {store->path().string(), store->path().string() + "-wal", store->path().string() + "-shm"};
@@ -251,6 +252,7 @@ void register_batch(CLI::App& app) {
   cmd->add_option("--build-jobs", args->build_jobs, "compilers the build service runs at once (0: the machine's cores)");
   cmd->add_option("--build-cache", args->build_cache, "the build service's cache folder (default $CUDAL1_CACHE/builds)");
   cmd->add_flag("--no-timing", args->no_timing, "check correctness only");
+  cmd->add_flag("--baselines", args->baselines, "also speedups against torch.compile (both modes), CUDA graph and cuDNN autotuning (cached per task)");
   cmd->add_option("--out", args->out, "append one JSON line per evaluation to this file");
   cmd->add_option("--work", args->work, "with --jsonl: folder for the rows' task and candidate files (default ./cudal1-batch-work)");
   cmd->add_option("--db", args->db, "SQLite store (default as for eval)");

@@ -1,0 +1,47 @@
+// report/bench_report.h — the reports of `cudal1 bench`: one self-contained HTML page and a short
+// Markdown summary, both from the bench JSON below. The statistics, and their definitions, are in
+// report/bench_stats.h.
+//
+// Input (every field optional; wrong types read as absent, since rows come from untrusted files):
+//   title       string   free text, the page's heading ("CUDA-L1 a100.jsonl on NVIDIA H200")
+//   suite       string   free text: the task suite
+//   kernel_set  string   free text: the kernels scored
+//   provenance  object   strings: device_name, driver, torch, cuda, cudal1, protocol (shown in
+//                        that order; any other key after them)
+//   baselines   [string] the order to show baselines in; when absent, every key of any row's
+//                        speedup, "eager" first. Plots use "eager", else the first baseline.
+//   rows        [object] one per task:
+//     task                  string  "level1/23_silu"
+//     level                 int     1, 2, 3 (any other integer forms its own group)
+//     status                string  ok | incorrect | compile_error | runtime_error | timeout |
+//                                   crash | rejected | error (anything else shows as is)
+//     accepted              bool    only exactly true counts as accepted
+//     speedup               object  baseline -> t_baseline / t_candidate; absent or null: that
+//                                   baseline is not available for this task
+//     baseline_unavailable  object  baseline -> reason (string); makes the baseline n/a even when
+//                                   a number is given
+//     claimed_speedup       number  what the kernel set's authors claimed (against eager)
+//     sol_fraction          number  fraction of speed of light, 0..1
+//     runtime_ms            object  "candidate", "eager" (others ignored), milliseconds
+//     flags                 [object] {name (or id), severity: warn | block | info, evidence}
+//
+// Every string from the input is escaped (report/html.h). Numbers that are not finite and > 0
+// are invalid: never plotted, counted as invalid, shown as "invalid".
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "report/bench_stats.h"
+
+namespace cudal1 {
+
+// One HTML page: inline CSS and SVG, a few lines of inline script (click a column heading to
+// sort), a Content-Security-Policy that allows nothing else. No URL is fetched.
+std::string bench_html(const nlohmann::json& bench);
+
+// Title, provenance line, the summary table (level x baseline), flags counted by name.
+std::string bench_markdown(const nlohmann::json& bench);
+
+}  // namespace cudal1
