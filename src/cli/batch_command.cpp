@@ -15,12 +15,13 @@
 
 #include "build/build.h"
 #include "cli/commands.h"
+#include "cli/queue_setup.h"
 #include "core/error.h"
 #include "core/hash.h"
 #include "core/paths.h"
+#include "queue/jobs.h"
 #include "queue/queue.h"
 #include "report/table.h"
-#include "tasks/cuda_l1.h"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -54,75 +55,6 @@ struct BuildTally {
   }
 };
 
-// The GPUs this process may use: CUDA_VISIBLE_DEVICES when set, else what nvidia-smi lists.
-int visible_gpus() {
-  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES"); v && *v)
-    return int(std::count(v, v + std::strlen(v), ',')) + 1;
-  int n = 0;
-  if (FILE* p = popen("nvidia-smi -L 2>/dev/null", "r")) {
-    char line[512];
-    while (std::fgets(line, sizeof line, p)) n += std::strncmp(line, "GPU ", 4) == 0;
-    pclose(p);
-  }
-  return n;
-}
-
-std::vector<std::string> lane_devices(const BatchArgs& a) {
-  if (a.device == "cpu") return std::vector<std::string>(std::size_t(std::max(1, a.lanes)), "cpu");
-  if (a.device != "cuda")  // one named GPU
-    return std::vector<std::string>(1, a.device);
-  int n = visible_gpus();
-  if (n == 0) throw Error(ErrorKind::usage, "--device cuda, but no GPU is visible", "run on a machine with a GPU, or use --device cpu");
-  if (a.gpus > 0) n = std::min(n, a.gpus);
-  if (a.stock) n = 1;  // the stock way uses one GPU
-  std::vector<std::string> d;
-  for (int i = 0; i < n; ++i) d.push_back("cuda:" + std::to_string(i));
-  return d;
-}
-
-// "TASK CANDIDATE" per line, or JSON lines {"task": ..., "candidate": ..., "id": ...}.
-std::vector<QueueJob> pair_jobs(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) throw Error(ErrorKind::input, "cannot read " + file, "check the path of --pairs");
-  std::vector<QueueJob> jobs;
-  std::string line;
-  for (int n = 1; std::getline(in, line); ++n) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos || line[0] == '#') continue;
-    QueueJob j;
-    if (line[0] == '{') {
-      json row = json::parse(line, nullptr, false);
-      if (row.is_discarded() || !row.contains("task") || !row.contains("candidate"))
-        throw Error(ErrorKind::input, file + ":" + std::to_string(n) + ": not a {\"task\", \"candidate\"} object",
-                    "write one JSON object per line with task and candidate paths");
-      j.options.task_path = row["task"], j.options.candidate_path = row["candidate"];
-      j.id = row.value("id", j.options.candidate_path);
-    } else {
-      std::istringstream s(line);
-      if (!(s >> j.options.task_path >> j.options.candidate_path))
-        throw Error(ErrorKind::input, file + ":" + std::to_string(n) + ": expected TASK CANDIDATE",
-                    "write a task path and a candidate path per line");
-      j.id = j.options.candidate_path;
-    }
-    jobs.push_back(std::move(j));
-  }
-  return jobs;
-}
-
-// Each row with a custom_code: its ref_code as the task, custom_code as the candidate.
-std::vector<QueueJob> cuda_l1_jobs(const BatchArgs& a, const fs::path& work) {
-  std::vector<QueueJob> jobs;
-  for (auto& row : read_cuda_l1(a.jsonl)) {
-    if (row.error || row.text("custom_code").empty()) continue;
-    if (!a.levels.empty() && a.levels.find(std::to_string(row.level)) == std::string::npos) continue;
-    QueueJob j;
-    j.id = row.name;
-    j.options.task_path = write_row_file(row, work, "task.py", row.text("ref_code")).string();
-    j.options.candidate_path = write_row_file(row, work, "candidate.py", row.text("custom_code")).string();
-    jobs.push_back(std::move(j));
-  }
-  return jobs;
-}
-
 double percentile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -133,7 +65,7 @@ void run_batch(const BatchArgs& a) {
   if (a.pairs.empty() == a.jsonl.empty())
     throw Error(ErrorKind::usage, "name the candidates once", "use --pairs FILE or --jsonl FILE");
   fs::path work = a.work.empty() ? fs::path("cudal1-batch-work") : fs::path(a.work);
-  std::vector<QueueJob> jobs = a.pairs.empty() ? cuda_l1_jobs(a, work) : pair_jobs(a.pairs);
+  std::vector<QueueJob> jobs = a.pairs.empty() ? jobs_from_cuda_l1(a.jsonl, a.levels, work) : jobs_from_pairs(a.pairs);
   if (a.limit && jobs.size() > a.limit) jobs.resize(a.limit);
   if (jobs.empty()) throw Error(ErrorKind::input, "no candidate to evaluate", "check the file (and --levels)");
   std::unique_ptr<Store> store = open_store(a.db, a.no_store);
@@ -145,32 +77,19 @@ void run_batch(const BatchArgs& a) {
     if (store) j.options.protect_files = {store->path().string(), store->path().string() + "-wal", store->path().string() + "-shm"};
   }
   QueueConfig config;
-  config.devices = lane_devices(a);
+  config.devices = lane_devices(a.device, a.gpus, a.lanes, a.stock);  // the stock way uses one GPU
   config.prefetch = a.stock ? 0 : a.prefetch;
   // The build service compiles every candidate's extensions ahead of the lanes, across the
   // machine's cores, each distinct module once (the stock way: each candidate's own process).
   std::unique_ptr<BuildService> builds;
-  if (!a.stock && !a.no_build_service) {
-    BuildConfig bc;
-    bc.cache_root = a.build_cache;
-    bc.jobs = a.build_jobs;
-    builds = std::make_unique<BuildService>(bc);
-    unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    config.prebuild_threads = a.prebuild_threads > 0 ? a.prebuild_threads : int(std::clamp(cores / 2, 1u, 8u));
-    config.prebuild = [&builds](const QueueJob& j) {
-      return std::make_shared<const BuildOutcome>(
-          builds->build_candidate(j.options.candidate_path, j.options.device, j.options.build_timeout_s));
-    };
-  }
+  if (!a.stock && !a.no_build_service) builds = attach_build_service(config, {a.build_cache, a.build_jobs, a.prebuild_threads});
 
   std::vector<QueueResult> results(jobs.size());
-  std::size_t done = 0;
-  auto start = std::chrono::steady_clock::now();
+  ProgressLine progress(jobs.size());
   std::ofstream out;
   if (!a.out.empty()) out.open(a.out, std::ios::app);
   QueueStats stats = run_queue(jobs, config, [&](const QueueResult& r) {
     results[r.index] = r;
-    ++done;
     if (r.result && store) store->save(*r.result, jobs[r.index].options.protocol_key(), r.device, read_file(jobs[r.index].options.candidate_path));
     if (out) {
       json line = {{"id", r.id}, {"device", r.device}, {"run_s", r.run_s}, {"lane_wait_s", r.lane_wait_s}};
@@ -178,12 +97,9 @@ void run_batch(const BatchArgs& a) {
       else line["error"] = r.error->message();
       out << line.dump() << "\n" << std::flush;
     }
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    double eta = s / double(done) * double(jobs.size() - done);
-    std::fprintf(stderr, "\r[%zu/%zu] %.0f evaluations/hour, ETA %.0f s   ", done, jobs.size(),
-                 3600.0 * double(done) / std::max(1e-9, s), eta);
+    progress.tick();
   });
-  std::fprintf(stderr, "\n");
+  progress.finish();
 
   std::vector<double> loads;
   BuildTally tally;

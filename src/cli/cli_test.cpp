@@ -6,11 +6,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "core/hash.h"
 #include "evaluator/evaluator.h"
 #include "evaluator/fixture_cases.h"
 
@@ -231,5 +233,41 @@ TEST(Cli, BatchEvaluatesPairsOnTwoLanes) {
   CliRun bad = run_cli("batch --pairs " + (dir / "bad.txt").string() + " --device cpu --no-store");
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.err.find("expected TASK CANDIDATE"), std::string::npos) << bad.err;
+  fs::remove_all(dir);
+}
+
+// A kernel set named after a suite's tasks: scored once, then resumed from the store without
+// evaluating again; the JSON has a row per task and the reports are written.
+TEST(Cli, BenchScoresAFolderAndResumesFromTheStore) {
+  fs::path dir = fs::temp_directory_path() / ("cudal1_bench_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "suite" / "level1");
+  fs::create_directories(dir / "kernels" / "level1");
+  for (auto t : {"scale_add.py", "softmax_rows.py", "two_outputs.py"}) fs::copy_file(fixture(std::string("tasks/") + t), dir / "suite" / "level1" / t);
+  fs::copy_file(fixture("candidates/ok_scale_add_alpha.py"), dir / "kernels" / "level1" / "scale_add.py");
+  fs::copy_file(fixture("candidates/incorrect_softmax_rows_broadcast_shape.py"), dir / "kernels" / "level1" / "softmax_rows.py");
+  std::string args = "bench --folder " + (dir / "kernels").string() + " --suite " + (dir / "suite").string() +
+                     " --device cpu --no-sol --db " + (dir / "r.db").string() + " --html " + (dir / "r.html").string() +
+                     " --markdown " + (dir / "r.md").string() + " --json";
+  CliRun first = run_cli(args);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  json b = only_json(first.out);
+  ASSERT_EQ(b["rows"].size(), 2u) << b.dump();  // two_outputs has no kernel in the set
+  std::map<std::string, json> rows;
+  for (auto& r : b["rows"]) rows[r["task"]] = r;
+  EXPECT_EQ(rows["level1/scale_add"]["status"], "ok");
+  EXPECT_TRUE(rows["level1/scale_add"]["speedup"].contains("eager"));
+  EXPECT_EQ(rows["level1/softmax_rows"]["status"], "incorrect");
+  EXPECT_TRUE(fs::file_size(dir / "r.html") > 1000);
+  EXPECT_NE(cudal1::read_file(dir / "r.md").find("| level 1 | eager | 2 |"), std::string::npos) << cudal1::read_file(dir / "r.md");
+
+  CliRun again = run_cli(args);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.err.find("2 of 2 already scored"), std::string::npos) << again.err;
+  EXPECT_EQ(only_json(again.out)["rows"], b["rows"]);
+
+  CliRun bad = run_cli("bench --device cpu --no-sol --db " + (dir / "r.db").string());
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("--jsonl"), std::string::npos) << bad.err;
   fs::remove_all(dir);
 }

@@ -31,4 +31,7 @@ void register_build(CLI::App& app);
 // `cudal1 baselines`: a task against torch.compile, CUDA graph and cuDNN autotuning.
 void register_baselines(CLI::App& app);
 
+// `cudal1 bench`: a kernel set scored against a suite, with reports.
+void register_bench(CLI::App& app);
+
 }  // namespace cudal1::cli

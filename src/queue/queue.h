@@ -21,6 +21,7 @@ namespace cudal1 {
 struct QueueJob {
   std::string id;       // the caller's name for it (a row, a file)
   EvalOptions options;  // options.device is replaced by the lane's device
+  nlohmann::json meta = nlohmann::json::object();  // the caller's facts about it (level, claimed speedups)
 };
 
 struct QueueResult {

@@ -1,0 +1,197 @@
+// cli/bench: scores a kernel set against a suite: every candidate through the queue (build
+// service, every visible GPU), with speedups against eager and each baseline, then a table on
+// the terminal, the bench JSON (--json), an HTML report and a Markdown summary. Results go to the
+// store as each evaluation ends, so a run that is interrupted resumes where it stopped.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+
+#include "cli/commands.h"
+#include "cli/queue_setup.h"
+#include "core/error.h"
+#include "core/hash.h"
+#include "queue/jobs.h"
+#include "report/bench_report.h"
+#include "report/table.h"
+#include "runner/python.h"
+#include "store/store.h"
+#include "tasks/speed_of_light.h"
+#include "tasks/suite.h"
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace cudal1::cli {
+
+namespace {
+
+struct BenchArgs {
+  std::string jsonl, folder, suite, levels, device = "cuda", db, work, html, markdown, title;
+  std::size_t limit = 0;
+  int gpus = 0, lanes = 1;
+  bool json_out = false, no_baselines = false, force = false, no_sol = false;
+  BuildServiceFlags builds;
+};
+
+// A job's row of the bench JSON (report/bench_report.h), from its result or its error.
+json bench_row(const QueueJob& job, const std::optional<EvalResult>& r, const std::string& error) {
+  json row = {{"task", job.id}, {"level", job.meta.value("level", 0)}};
+  if (const json c = job.meta.value("claimed", json::object()); c.contains("eager")) row["claimed_speedup"] = c["eager"];
+  if (!r) {
+    row["status"] = "error", row["accepted"] = false;
+    row["flags"] = json::array({{{"name", "evaluation_error"}, {"severity", "block"}, {"evidence", error}}});
+    return row;
+  }
+  row["status"] = status_name(r->status);
+  row["accepted"] = r->accepted;
+  row["speedup"] = r->speedup;
+  row["runtime_ms"] = r->runtime_ms;
+  json unavailable = json::object();
+  const json figures = r->statistics.value("baselines", json::object()).value("figures", json::object());
+  for (auto& [name, f] : figures.items())  // a named object: items() of a temporary would dangle
+    if (f.contains("unavailable")) unavailable[name] = f["unavailable"];
+  if (!unavailable.empty()) row["baseline_unavailable"] = unavailable;
+  json flags = json::array();
+  for (auto& f : r->flags) flags.push_back({{"name", f.id}, {"severity", severity_name(f.severity)}, {"evidence", f.evidence}});
+  row["flags"] = flags;
+  return row;
+}
+
+// sol_fraction per row: the task's speed-of-light time over the candidate's measured time.
+void add_sol_fractions(json& rows, const std::vector<QueueJob>& jobs, const std::string& device, Store* store) {
+  std::vector<TaskEntry> tasks;
+  for (auto& j : jobs) tasks.push_back({j.id, j.meta.value("level", 0), j.options.task_path});
+  std::string python = find_python();
+  json metas = describe_tasks(tasks, store, python, nullptr);
+  add_speed_of_light(metas, device, false, store, python, nullptr);
+  for (std::size_t i = 0; i < rows.size() && i < metas.size(); ++i) {
+    double sol = metas[i].value("sol_ms", 0.0);
+    double cand = rows[i].value("runtime_ms", json::object()).value("candidate", 0.0);
+    if (sol > 0 && cand > 0 && rows[i].value("accepted", false)) rows[i]["sol_fraction"] = sol / cand;
+  }
+}
+
+void print_summary(const json& bench) {
+  BenchStats st = bench_stats(bench);
+  Table t({"level", "tasks", "correct", "baseline", "measured", "mean", "median", "geomean", "> 1.01x"},
+          {false, true, true, false, true, true, true, true, true});
+  auto num = [](const std::optional<double>& v) { return v ? format_fixed(*v, 2) + "x" : std::string("-"); };
+  for (auto& level : st.levels) {
+    if (level.tasks == 0) continue;
+    for (auto& b : level.baselines)
+      t.add_row({level.level, std::to_string(level.tasks), format_fixed(100 * level.correct_rate, 0) + "%", b.baseline,
+                 std::to_string(b.measured), num(b.mean), num(b.median), num(b.geomean),
+                 format_fixed(100 * b.share_above, 0) + "%"});
+  }
+  t.print(std::cout);
+  std::cout << "\nflags: " << st.flags;
+  for (auto& [name, n] : st.flag_counts) std::cout << (name == st.flag_counts.begin()->first ? " (" : ", ") << name << " " << n;
+  std::cout << (st.flag_counts.empty() ? "" : ")") << "\n";
+}
+
+void run_bench(const BenchArgs& a) {
+  if (a.jsonl.empty() == a.folder.empty())
+    throw Error(ErrorKind::usage, "name the kernel set once", "use --jsonl CUDA-L1.jsonl or --folder DIR (with --suite)");
+  fs::path work = a.work.empty() ? fs::path("cudal1-bench-work") : fs::path(a.work);
+  fs::path suite = a.suite.empty() ? default_suite_dir() : fs::path(a.suite);
+  std::vector<QueueJob> jobs = a.jsonl.empty() ? jobs_from_folder(a.folder, suite) : jobs_from_cuda_l1(a.jsonl, a.levels, work);
+  if (a.limit && jobs.size() > a.limit) jobs.resize(a.limit);
+  if (jobs.empty()) throw Error(ErrorKind::input, "no candidate to score", "check the file (and --levels)");
+  std::unique_ptr<Store> store = open_store(a.db, false);  // the store is what makes a run resumable
+  QueueConfig config;
+  config.devices = lane_devices(a.device, a.gpus, a.lanes, false);
+  for (auto& j : jobs) {
+    j.options.baselines = !a.no_baselines;
+    j.options.cache_store = store.get();
+    j.options.protect_files = {store->path().string(), store->path().string() + "-wal", store->path().string() + "-shm"};
+  }
+
+  // Resume: what the store already has for this protocol, on any of these lanes' devices.
+  std::vector<std::optional<EvalResult>> results(jobs.size());
+  std::vector<std::string> errors(jobs.size());
+  std::vector<QueueJob> pending;
+  std::vector<std::size_t> pending_index;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    if (!a.force) {
+      std::string th = sha256_hex(read_file(jobs[i].options.task_path)), ch = sha256_hex(read_file(jobs[i].options.candidate_path));
+      for (auto& d : config.devices)
+        if (!results[i]) results[i] = store->find(th, ch, jobs[i].options.protocol_key(), d);
+    }
+    if (!results[i]) pending.push_back(jobs[i]), pending_index.push_back(i);
+  }
+  if (pending.size() < jobs.size())
+    std::fprintf(stderr, "%zu of %zu already scored in %s; scoring the other %zu\n", jobs.size() - pending.size(), jobs.size(),
+                 store->path().c_str(), pending.size());
+  if (!pending.empty()) {
+    std::unique_ptr<BuildService> builds = attach_build_service(config, a.builds);
+    ProgressLine progress(jobs.size(), jobs.size() - pending.size());
+    run_queue(pending, config, [&](const QueueResult& r) {
+      std::size_t i = pending_index[r.index];
+      if (r.result) {
+        results[i] = r.result;
+        store->save(*r.result, jobs[i].options.protocol_key(), r.device, read_file(jobs[i].options.candidate_path));
+      } else {
+        errors[i] = r.error ? r.error->message() : "the evaluation did not run";
+      }
+      progress.tick();
+    });
+    progress.finish();
+  }
+
+  json rows = json::array();
+  json provenance = json::object();
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    rows.push_back(bench_row(jobs[i], results[i], errors[i]));
+    if (results[i] && provenance.empty()) {
+      const json& p = results[i]->provenance;
+      for (auto key : {"device_name", "driver", "torch", "cuda", "cudal1", "protocol"})
+        if (p.contains(key) && !p[key].is_null()) provenance[key] = p[key].is_string() ? p[key] : json(p[key].dump());
+    }
+  }
+  if (!a.no_sol) add_sol_fractions(rows, jobs, config.devices.front(), store.get());
+  std::string set = a.jsonl.empty() ? a.folder : a.jsonl;
+  json bench = {{"title", a.title.empty() ? fs::path(set).filename().string() + " on " + provenance.value("device_name", a.device) : a.title},
+                {"suite", a.jsonl.empty() ? suite.string() : "the rows' ref_code"}, {"kernel_set", set},
+                {"provenance", provenance}, {"rows", rows},
+                {"baselines", json::array({"eager", "compile_default", "compile_reduce_overhead", "cuda_graph", "cudnn_autotune"})}};
+  if (!a.html.empty()) std::ofstream(a.html) << bench_html(bench);
+  if (!a.markdown.empty()) std::ofstream(a.markdown) << bench_markdown(bench);
+  if (a.json_out) {
+    std::cout << bench.dump() << std::endl;
+    return;
+  }
+  print_summary(bench);
+  if (!a.html.empty()) std::cout << "report: " << a.html << "\n";
+  if (!a.markdown.empty()) std::cout << "summary: " << a.markdown << "\n";
+}
+
+}  // namespace
+
+void register_bench(CLI::App& app) {
+  auto args = std::make_shared<BenchArgs>();
+  CLI::App* cmd = app.add_subcommand("bench", "Score a kernel set against a suite, against eager and every baseline: "
+                                              "table, JSON, HTML report, Markdown summary; resumable");
+  cmd->add_option("--jsonl", args->jsonl, "a CUDA-L1 JSON-lines file: each row's custom_code against its ref_code");
+  cmd->add_option("--folder", args->folder, "a folder of ModelNew files named after the suite's tasks (DIR/level1/NAME.py)");
+  cmd->add_option("--suite", args->suite, "with --folder: the task suite (default: the bundled one)");
+  cmd->add_option("--levels", args->levels, "only these levels, e.g. 12");
+  cmd->add_option("--limit", args->limit, "score at most this many");
+  cmd->add_option("-d,--device", args->device, "cuda (every visible GPU), cuda:N, or cpu")->capture_default_str();
+  cmd->add_option("--gpus", args->gpus, "use at most this many GPUs (0: all)");
+  cmd->add_option("--lanes", args->lanes, "with --device cpu: evaluations side by side")->capture_default_str();
+  cmd->add_option("--html", args->html, "write the HTML report here");
+  cmd->add_option("--markdown", args->markdown, "write the Markdown summary here");
+  cmd->add_option("--title", args->title, "the report's title");
+  cmd->add_option("--work", args->work, "with --jsonl: folder for the rows' files (default ./cudal1-bench-work)");
+  cmd->add_option("--db", args->db, "SQLite store: results, baselines, task metadata (default as for eval)");
+  cmd->add_flag("--force", args->force, "score again what the store already has");
+  cmd->add_flag("--no-baselines", args->no_baselines, "eager only");
+  cmd->add_flag("--no-sol", args->no_sol, "skip the speed-of-light fractions");
+  cmd->add_option("--build-cache", args->builds.cache, "the build service's cache folder");
+  cmd->add_option("--build-jobs", args->builds.jobs, "compilers the build service runs at once (0: all cores)");
+  cmd->add_flag("--json", args->json_out, "print the bench JSON (the report's input)");
+  cmd->callback([args] { run_bench(*args); });
+}
+
+}  // namespace cudal1::cli

@@ -1,0 +1,41 @@
+// cli/queue_setup: what `cudal1 batch` and `cudal1 bench` share around the queue: the lanes
+// (one per visible GPU), the build service in the prebuild stage, and the progress line.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "build/build.h"
+#include "queue/queue.h"
+
+namespace cudal1::cli {
+
+// cpu: `lanes` cpu lanes; cuda: one lane per visible GPU (at most `gpus` when > 0, one when
+// `one_gpu`); cuda:N: that GPU. Throws Error(usage) when cuda is asked for and none is visible.
+std::vector<std::string> lane_devices(const std::string& device, int gpus, int lanes, bool one_gpu);
+
+struct BuildServiceFlags {
+  std::string cache;      // empty: $CUDAL1_CACHE/builds
+  int jobs = 0;           // compilers at once; 0: the machine's cores
+  int prebuild_threads = 0;  // candidates at once; 0: half the cores, at most 8
+};
+
+// Starts the build service and makes it the queue's prebuild stage. The service must outlive
+// run_queue.
+std::unique_ptr<BuildService> attach_build_service(QueueConfig& config, const BuildServiceFlags& flags);
+
+// "[done/total] N evaluations/hour, ETA S s" on stderr, rewritten in place.
+class ProgressLine {
+ public:
+  explicit ProgressLine(std::size_t total, std::size_t already_done = 0);
+  void tick();    // one more done
+  void finish();  // ends the line
+ private:
+  std::size_t total_, done_, base_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace cudal1::cli

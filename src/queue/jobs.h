@@ -1,0 +1,28 @@
+// queue/jobs.h — where a queue's jobs come from: task/candidate pair files, CUDA-L1 JSON-lines
+// files (each row's custom_code against its ref_code), and folders of candidates named after
+// a suite's tasks. Shared by `cudal1 batch` and `cudal1 bench`.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "queue/queue.h"
+
+namespace cudal1 {
+
+// "TASK CANDIDATE" per line, or JSON lines {"task", "candidate", "id"}; '#' starts a comment.
+// Throws Error(input) naming the line that is neither.
+std::vector<QueueJob> jobs_from_pairs(const std::string& file);
+
+// Each row with a custom_code whose level is in `levels` (empty: all), its task and candidate
+// written under `work`. Each job's meta: {"level", "claimed": {baseline: speedup}} from the
+// row's score_* fields (what CUDA-L1's authors measured).
+std::vector<QueueJob> jobs_from_cuda_l1(const std::string& jsonl, const std::string& levels,
+                                        const std::filesystem::path& work);
+
+// DIR/levelN/NAME.py for each suite task levelN/NAME.py that has one; meta: {"level"}.
+// Throws Error(input) when no file in DIR matches a task of the suite.
+std::vector<QueueJob> jobs_from_folder(const std::filesystem::path& dir, const std::filesystem::path& suite);
+
+}  // namespace cudal1
