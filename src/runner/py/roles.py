@@ -222,20 +222,25 @@ class Host:
         """Python, torch, CUDA, device name and driver: what cached figures are keyed by."""
         return {"ok": True, "env": environment(self.device)}
 
-    def op_baselines(self, req):
-        """The task's Model against its baselines (baselines.py), timed in paired buckets on its
-        first case's inputs, drawn from a fixed seed."""
-        import baselines
-        try:
-            task = _load_task(req["task"])
-        except loading.LoadFailure as f:
-            return _task_failure(f)
+    def _seeded_task(self, path):
+        """The task's Model and its inputs on this device, from seed 0: the same every time, for
+        figures that are cached (eager time, baselines). Raises loading.LoadFailure."""
+        task = _load_task(path)
         _manual_seed(0)
         init_inputs = list(task.get_init_inputs())
         _manual_seed(0)
         model = task.Model(*init_inputs).to(self.device)
         _manual_seed(0)
-        inputs = _to_device(list(task.get_inputs()), self.device)
+        return model, _to_device(list(task.get_inputs()), self.device)
+
+    def op_baselines(self, req):
+        """The task's Model against its baselines (baselines.py), timed in paired buckets on its
+        first case's inputs, drawn from a fixed seed."""
+        import baselines
+        try:
+            model, inputs = self._seeded_task(req["task"])
+        except loading.LoadFailure as f:
+            return _task_failure(f)
         figures = baselines.measure(model, inputs, self.device, req.get("names", baselines.NAMES),
                                     req.get("buckets", 5), req.get("calls", 10), req.get("warmup", 3))
         return {"ok": True, "baselines": figures, "env": environment(self.device)}
@@ -244,15 +249,9 @@ class Host:
         """Median time of one eager call of a task's Model on this device, timed as candidates
         are (flush, rotated inputs, device-wide sync)."""
         try:
-            task = _load_task(req["task"])
+            model, inputs = self._seeded_task(req["task"])
         except loading.LoadFailure as f:
             return _task_failure(f)
-        _manual_seed(0)
-        init_inputs = list(task.get_init_inputs())
-        _manual_seed(0)
-        model = task.Model(*init_inputs).to(self.device)
-        _manual_seed(0)
-        inputs = _to_device(list(task.get_inputs()), self.device)
         timer = Timer(self.device)
         buffers = [_clone(inputs) for _ in range(req.get("buffers", 2))]
         timer.run(model, buffers, req.get("warmup", 3))
