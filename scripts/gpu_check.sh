@@ -2,7 +2,8 @@
 # scripts/gpu_check.sh [OUT_DIR] — everything that needs a GPU: build (or use the static build
 # carried in build-static/), run every GPU test, run the GPU benchmarks, and print a short table
 # last. Logs and the results store go to OUT_DIR ($OUT, else build/gpu-out).
-# STAGES picks what runs (default "tests bench tasks"; "cuda-corpus" runs only the CUDA-only fixtures; "lint" lints
+# STAGES picks what runs (default "tests bench tasks"; "cuda-corpus" runs only the CUDA-only fixtures; "builds",
+# "throughput", "baselines" and "bench" (BENCH_JSONL) measure issue 5 and 6's work; "lint" lints
 # every row of LINT_JSONL; "solutions" is long: every bundled task's
 # solutions through the evaluator, long, so it runs on its own; SOLUTION_LEVELS="1" or "2 3"
 # splits it to fit a 10-minute device call).
@@ -74,6 +75,26 @@ has tasks && "$bin/cudal1" tasks list --device cuda --eager >"$out/tasks_sol.txt
 # 4b. Degenerate-task lint over a CUDA-L1 file (stage lint; LINT_JSONL names it, carried in).
 has lint && bench/lint_suite.sh "$bin/cudal1" "${LINT_JSONL:?set LINT_JSONL}" cuda "${LINT_SHARDS:-10}" "$out/lint" >"$out/lint.txt" 2>&1
 
+# 4c. The build service's two paths on the CUDA fixtures that build (stage builds).
+if has builds; then
+  DEVICE=cuda ARCH=$TORCH_CUDA_ARCH_LIST bench/build_paths.sh "$bin/cudal1" "$out/builds" \
+    $(grep -l load_inline tests/fixtures/cuda/*.py | head -n "${BUILD_LIMIT:-4}") \
+    >"$out/builds.txt" 2>&1 < /dev/null
+fi
+
+# 4d. Throughput: the queue against the stock way (stage throughput; THROUGHPUT_MODES splits it
+# over two calls with the same OUT, N_CUDA_L1 rows from CUDA_L1_JSONL).
+has throughput && MODES=${THROUGHPUT_MODES:-queue stock} bench/throughput.sh "$bin/cudal1" "${N_CUDA_L1:-6}" "$out/throughput" \
+  >"$out/throughput.txt" 2>&1
+
+# 4e. Baselines of a few bundled tasks, eager against itself included (stage baselines).
+has baselines && "$bin/cudal1" baselines --device cuda --control $(ls tasks/level1/*.py | head -n "${N_BASELINES:-4}") \
+  >"$out/baselines.txt" 2>&1
+
+# 4f. A CUDA-L1 file scored (stage bench; BENCH_JSONL, BENCH_LIMIT), with its HTML report.
+has bench && "$bin/cudal1" bench --jsonl "${BENCH_JSONL:?set BENCH_JSONL}" --limit "${BENCH_LIMIT:-20}" --device cuda \
+  --work "$out/bench_work" --html "$out/bench.html" --markdown "$out/bench.md" >"$out/bench_cuda_l1.txt" 2>&1
+
 # 5. Every bundled solution through the evaluator.
 has solutions && bench/suite_solutions.sh "$bin/cudal1" cuda "${SOLUTION_LEVELS:-1 2 3}" >"$out/solutions.txt" 2>&1
 
@@ -86,4 +107,4 @@ if has tests || has cuda-corpus; then
   echo
 fi
 if [ -s "$CUDAL1_CORPUS_LOG" ]; then python3 bench/corpus_table.py "$CUDAL1_CORPUS_LOG"; echo; fi
-for f in tasks_sol.txt solutions.txt bench.txt lint.txt; do [ -s "$out/$f" ] && { cat "$out/$f"; echo; }; done
+for f in tasks_sol.txt solutions.txt bench.txt lint.txt builds.txt baselines.txt bench_cuda_l1.txt throughput.txt; do [ -s "$out/$f" ] && { cat "$out/$f"; echo; }; done
