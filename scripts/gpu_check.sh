@@ -3,7 +3,7 @@
 # carried in build-static/), run every GPU test, run the GPU benchmarks, and print a short table
 # last. Logs and the results store go to OUT_DIR ($OUT, else build/gpu-out).
 # STAGES picks what runs (default "tests bench tasks"; "cuda-corpus" runs only the CUDA-only fixtures; "builds",
-# "throughput", "baselines" and "bench" (BENCH_JSONL) measure issue 5 and 6's work; "lint" lints
+# "throughput", "baselines", "bench" (BENCH_JSONL) and "enrich" (ENRICH_JSONL) measure issue 5 and 6's work; "lint" lints
 # every row of LINT_JSONL; "solutions" is long: every bundled task's
 # solutions through the evaluator, long, so it runs on its own; SOLUTION_LEVELS="1" or "2 3"
 # splits it to fit a 10-minute device call).
@@ -33,6 +33,9 @@ export MAX_JOBS=${MAX_JOBS:-4}
 } | tee "$out/gpu.txt"
 
 stages=${STAGES:-tests bench tasks}
+# Bulky outputs (caches, generated files) stay here; only summaries go to $out, which comes back.
+scratch=${GPU_SCRATCH:-/tmp/cudal1-gpu}
+mkdir -p "$scratch"
 has() { [[ " $stages " == *" $1 "* ]]; }
 : >"$out/gpu_tests.log"
 verdict_secs=0
@@ -62,8 +65,8 @@ if has tests; then
 # 1. Verdicts on CUDA for the whole corpus.
 corpus 'Corpus/*'
 
-# 2. Timing checks with the GPU to themselves.
-"$bin/cudal1_gpu_tests" --gtest_filter='Timing.*' >>"$out/gpu_tests.log" 2>&1
+# 2. Timing checks with the GPU to themselves; the CUDA graph versions of tasks (cudal1 enrich).
+"$bin/cudal1_gpu_tests" --gtest_filter='Timing.*:GraphTaskEval.*' >>"$out/gpu_tests.log" 2>&1
 fi
 
 # 3. Benchmark: honest candidates, three fresh evaluations each.
@@ -77,14 +80,14 @@ has lint && bench/lint_suite.sh "$bin/cudal1" "${LINT_JSONL:?set LINT_JSONL}" cu
 
 # 4c. The build service's two paths on the CUDA fixtures that build (stage builds).
 if has builds; then
-  DEVICE=cuda ARCH=$TORCH_CUDA_ARCH_LIST bench/build_paths.sh "$bin/cudal1" "$out/builds" \
+  DEVICE=cuda ARCH=$TORCH_CUDA_ARCH_LIST bench/build_paths.sh "$bin/cudal1" "$scratch/builds" \
     $(grep -l load_inline tests/fixtures/cuda/*.py | head -n "${BUILD_LIMIT:-4}") \
     >"$out/builds.txt" 2>&1 < /dev/null
 fi
 
 # 4d. Throughput: the queue against the stock way (stage throughput; THROUGHPUT_MODES splits it
 # over two calls with the same OUT, N_CUDA_L1 rows from CUDA_L1_JSONL).
-has throughput && MODES=${THROUGHPUT_MODES:-queue stock} bench/throughput.sh "$bin/cudal1" "${N_CUDA_L1:-6}" "$out/throughput" \
+has throughput && MODES=${THROUGHPUT_MODES:-queue stock} bench/throughput.sh "$bin/cudal1" "${N_CUDA_L1:-6}" "$scratch/throughput" \
   >"$out/throughput.txt" 2>&1
 
 # 4e. Baselines of a few bundled tasks, eager against itself included (stage baselines).
@@ -93,7 +96,12 @@ has baselines && "$bin/cudal1" baselines --device cuda --control $(ls tasks/leve
 
 # 4f. A CUDA-L1 file scored (stage bench; BENCH_JSONL, BENCH_LIMIT), with its HTML report.
 has bench && "$bin/cudal1" bench --jsonl "${BENCH_JSONL:?set BENCH_JSONL}" --limit "${BENCH_LIMIT:-20}" --device cuda \
-  --work "$out/bench_work" --html "$out/bench.html" --markdown "$out/bench.md" >"$out/bench_cuda_l1.txt" 2>&1
+  --work "$scratch/bench_work" --html "$out/bench.html" --markdown "$out/bench.md" >"$out/bench_cuda_l1.txt" 2>&1
+
+# 4g. CUDA graph versions of a CUDA-L1 file's tasks, each verified (stage enrich; ENRICH_JSONL,
+# ENRICH_LIMIT; resumable: run again with the same OUT to go on).
+has enrich && "$bin/cudal1" enrich --jsonl "${ENRICH_JSONL:?set ENRICH_JSONL}" --out "$scratch/enrich" --device cuda \
+  --db "$scratch/enrich.db" ${ENRICH_LIMIT:+--limit "$ENRICH_LIMIT"} >"$out/enrich.txt" 2>&1
 
 # 5. Every bundled solution through the evaluator.
 has solutions && bench/suite_solutions.sh "$bin/cudal1" cuda "${SOLUTION_LEVELS:-1 2 3}" >"$out/solutions.txt" 2>&1
@@ -107,4 +115,4 @@ if has tests || has cuda-corpus; then
   echo
 fi
 if [ -s "$CUDAL1_CORPUS_LOG" ]; then python3 bench/corpus_table.py "$CUDAL1_CORPUS_LOG"; echo; fi
-for f in tasks_sol.txt solutions.txt bench.txt lint.txt builds.txt baselines.txt bench_cuda_l1.txt throughput.txt; do [ -s "$out/$f" ] && { cat "$out/$f"; echo; }; done
+for f in tasks_sol.txt solutions.txt bench.txt lint.txt builds.txt baselines.txt bench_cuda_l1.txt throughput.txt enrich.txt; do [ -s "$out/$f" ] && { cat "$out/$f"; echo; }; done

@@ -31,6 +31,9 @@ void register_build(CLI::App& app);
 // `cudal1 baselines`: a task against torch.compile, CUDA graph and cuDNN autotuning.
 void register_baselines(CLI::App& app);
 
+// `cudal1 enrich`: each task's CUDA Graph version as a KernelBench file, verified on the device.
+void register_enrich(CLI::App& app);
+
 // `cudal1 bench`: a kernel set scored against a suite, with reports.
 void register_bench(CLI::App& app);
 

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   cudal1::cli::register_batch(app);
   cudal1::cli::register_build(app);
   cudal1::cli::register_baselines(app);
+  cudal1::cli::register_enrich(app);
   cudal1::cli::register_bench(app);
 
   // Orphans a candidate leaves behind come back to us, so they can be killed.

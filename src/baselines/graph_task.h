@@ -1,0 +1,39 @@
+// baselines/graph_task.h — a task's CUDA Graph version, written as a KernelBench candidate file
+// (`cudal1 enrich`, docs/baselines.md).
+//
+// CUDA-L1 enriched KernelBench with hand- (LLM-) written CUDA Graph versions of each task; we
+// generate them mechanically. The file is the task's source, unchanged (Model, get_inputs and
+// get_init_inputs import as written), followed by a ModelNew that wraps Model(*init_inputs) and,
+// on CUDA, captures its forward once per call signature in a CUDA graph over static input
+// buffers, then replays it on the current stream for every call. Off CUDA, or when capture
+// fails, ModelNew calls the eager Model, so the file works anywhere; with kGraphStrictEnv set
+// (as `cudal1 enrich` verifies it) that fallback is an error instead, so an accepted file is one
+// whose graphs were replayed.
+#pragma once
+
+#include <string>
+
+namespace cudal1 {
+
+// Bumped whenever the emitted Python changes: it is in every file's header, so a new version
+// has a new content hash and is verified again rather than answered from the store.
+inline constexpr const char* kGraphTaskVersion = "graph-task/1";
+
+// "1" in the environment: ModelNew raises instead of running eagerly. Named CUDA_* because the
+// evaluator passes a candidate's process only allow-listed variables, CUDA_* among them.
+inline constexpr const char* kGraphStrictEnv = "CUDA_GRAPH_STRICT";
+
+// The candidate file for the task `task_name` (a suite name or a CUDA-L1 row name, for the
+// header) whose source is `task_source`. The source is kept byte for byte after the header
+// (a UTF-8 byte-order mark moves before the header, and a coding declaration is repeated
+// above it, so Python still reads the file); the appended code uses the task's line endings.
+// Throws Error(task) when the source has no Model, get_inputs or get_init_inputs.
+std::string graph_task_source(const std::string& task_name, const std::string& task_source);
+
+// A short, groupable reason for a verification error that a strict graph file raised:
+// "CUDA graph capture failed (cudaErrorStreamCaptureUnsupported)" (the CUDA error when one is
+// named, else the exception type), "no CUDA graph replay: <why>", or "" when `error` is not one
+// of the generated code's own errors.
+std::string graph_failure_reason(const std::string& error);
+
+}  // namespace cudal1

@@ -1,0 +1,322 @@
+// cli/enrich: every task's CUDA Graph version as a KernelBench candidate file
+// (baselines/graph_task.h), each verified by the evaluator on the target device, so the
+// enriched set can be reused. Verified files go to OUT mirroring the suite; the rest to
+// OUT/_failed/ (kept for inspection, never mixed with verified ones); OUT/enrich.jsonl has one
+// line per task saying which, and why not.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <utility>
+
+#include "baselines/graph_task.h"
+#include "cli/commands.h"
+#include "cli/queue_setup.h"
+#include "core/error.h"
+#include "core/hash.h"
+#include "core/paths.h"
+#include "queue/queue.h"
+#include "report/table.h"
+#include "tasks/cuda_l1.h"
+#include "tasks/suite.h"
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace cudal1::cli {
+
+namespace {
+
+constexpr const char* kNeedsCuda = "CUDA graphs need a CUDA device (--device cpu)";
+
+struct EnrichArgs {
+  std::string suite, out, device = "cuda", jsonl, db, python;
+  std::size_t limit = 0;
+  int gpus = 0;
+  bool json_out = false, no_store = false, force = false;
+};
+
+// One task on its way through: generated, written, verified (or not, and why).
+struct EnrichTask {
+  std::string name;      // "level1/01_matmul_square", "gemm_relu", "level1/task37"
+  fs::path rel;          // its file's path under OUT (and under OUT/_failed)
+  fs::path task_path;    // the task file the evaluator loads
+  std::string sha256;    // of the task's source
+  std::string code;      // the generated file; empty when it could not be generated
+  bool generated = false;
+  std::string reason, detail;  // when not generated: a short reason to group by, and the full story
+  std::optional<EvalResult> result;
+  bool from_store = false;
+};
+
+EnrichTask suite_task(std::string name, fs::path rel, fs::path path) {
+  EnrichTask t;
+  t.name = std::move(name), t.rel = std::move(rel), t.task_path = std::move(path);
+  return t;
+}
+
+// Every task of SUITE: a task file; or a folder, its levelN/*.py (the suite layout) and the
+// *.py directly in it (a flat folder of tasks, like tests/fixtures/tasks).
+std::vector<EnrichTask> suite_tasks(const fs::path& suite) {
+  std::vector<EnrichTask> out;
+  if (fs::is_regular_file(suite)) {
+    out.push_back(suite_task(suite.stem().string(), suite.filename(), suite));
+    return out;
+  }
+  for (auto& t : discover_tasks(suite)) out.push_back(suite_task(t.name, fs::path(t.name + ".py"), t.path));
+  std::vector<fs::path> flat;
+  for (auto& f : fs::directory_iterator(suite))
+    if (f.is_regular_file() && f.path().extension() == ".py") flat.push_back(f.path());
+  std::sort(flat.begin(), flat.end());
+  for (auto& p : flat) out.push_back(suite_task(p.stem().string(), p.filename(), p));
+  if (out.empty())
+    throw Error(ErrorKind::input, "no task files in " + suite.string(),
+                "name a folder of KernelBench task files (*.py, or levelN/*.py), or use --jsonl FILE");
+  return out;
+}
+
+// Each row's ref_code is a task: written to `work` for the evaluator, its graph version to
+// OUT/level{N}/task{M}.py (task{M}_line{L}.py for a second row of the same task).
+std::vector<EnrichTask> cuda_l1_tasks(const std::string& file, const fs::path& work) {
+  std::vector<EnrichTask> out;
+  for (auto& row : read_cuda_l1(file)) {
+    EnrichTask t;
+    if (row.error) {
+      t.name = row.name;
+      t.reason = "not a CUDA-L1 row";
+      t.detail = row.error->message();
+    } else {
+      t.task_path = write_row_file(row, work, "task.py", row.text("ref_code"));
+      t.rel = fs::path("level" + std::to_string(row.level)) / (t.task_path.parent_path().filename().string() + ".py");
+      t.name = (t.rel.parent_path() / t.rel.stem()).generic_string();
+    }
+    out.push_back(std::move(t));
+  }
+  if (out.empty()) throw Error(ErrorKind::input, file + " has no rows", "pass a CUDA-L1 JSON-lines file (one task per line)");
+  return out;
+}
+
+void write_text(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream f(p, std::ios::binary | std::ios::trunc);
+  f << text;
+  if (!f.flush())
+    throw Error(ErrorKind::input, "cannot write " + p.string(), "check that --out names a writable folder");
+}
+
+// The short reason a verification did not accept: the graph code's own error (capture failed,
+// no replay), else the evaluator's status and its blocking flags.
+std::string rejection_reason(const EvalResult& r) {
+  if (std::string ours = graph_failure_reason(r.error); !ours.empty()) return ours;
+  std::string blocking;
+  for (auto& f : r.flags)
+    if (f.severity == Severity::block) blocking += (blocking.empty() ? "" : ", ") + f.id;
+  return std::string("not accepted: ") + status_name(r.status) + (blocking.empty() ? "" : " (" + blocking + ")");
+}
+
+json task_line(const EnrichTask& t, const std::string& device) {
+  json j = {{"task", t.name}, {"task_sha256", t.sha256}, {"device", device}, {"generated", t.generated},
+            {"file", t.code.empty() ? json(nullptr) : json(((t.generated ? fs::path() : fs::path("_failed")) / t.rel).generic_string())}};
+  if (!t.generated) j["reason"] = t.reason, j["detail"] = t.detail;
+  if (t.result) {
+    json flags = json::array();
+    for (auto& f : t.result->flags) flags.push_back({{"id", f.id}, {"severity", severity_name(f.severity)}, {"evidence", f.evidence}});
+    j["status"] = status_name(t.result->status);
+    j["accepted"] = t.result->accepted;
+    j["error"] = t.result->error;
+    j["flags"] = flags;
+    j["candidate_sha256"] = t.result->candidate_hash;
+    j["from_store"] = t.from_store;
+  }
+  return j;
+}
+
+void run_enrich(const EnrichArgs& a) {
+  bool cpu = a.device == "cpu";
+  if (!cpu && a.device != "cuda" && a.device.rfind("cuda:", 0) != 0)
+    throw Error(ErrorKind::usage, "unknown device '" + a.device + "'", "use --device cuda, cuda:N or cpu");
+  if (a.jsonl.empty() == a.suite.empty())
+    throw Error(ErrorKind::usage, a.suite.empty() ? "no tasks named" : "tasks named twice",
+                "give a SUITE folder (or one task file), or --jsonl FILE, not both");
+  if (!a.suite.empty() && !fs::exists(a.suite))
+    throw Error(ErrorKind::input, "no such file or folder: " + a.suite,
+                "give a folder of KernelBench tasks (levelN/*.py and/or *.py) or one task file");
+  // One lane per GPU: no timing, but the evaluator's checks look at the whole device. Asked
+  // before any file is written, so a machine without a GPU is told first.
+  std::vector<std::string> lanes = cpu ? std::vector<std::string>() : lane_devices(a.device, a.gpus, 1, false);
+  fs::path out = a.out;
+  // CUDA-L1 rows' task files, removed however the command ends (each generated file holds its task).
+  struct RemovedAtExit {
+    fs::path dir;
+    ~RemovedAtExit() {
+      std::error_code ec;
+      if (!dir.empty()) fs::remove_all(dir, ec);
+    }
+  } work;
+  std::vector<EnrichTask> tasks;
+  if (!a.jsonl.empty()) {
+    work.dir = make_private_dir("cudal1-enrich");
+    tasks = cuda_l1_tasks(a.jsonl, work.dir);
+  } else {
+    tasks = suite_tasks(a.suite);
+  }
+  if (a.limit && tasks.size() > a.limit) tasks.resize(a.limit);
+  std::error_code ec;
+  if (fs::create_directories(out, ec); ec)
+    throw Error(ErrorKind::input, "cannot create " + out.string() + ": " + ec.message(), "check the path of --out");
+
+  // Generate every file first, into _failed/: a file is only ever under OUT itself once
+  // verified, so a run cut short leaves nothing unverified among the verified files.
+  for (auto& t : tasks) {
+    if (!t.reason.empty()) continue;
+    std::string source = read_file(t.task_path);
+    t.sha256 = sha256_hex(source);
+    try {
+      t.code = graph_task_source(t.name, source);
+    } catch (const Error& e) {
+      t.reason = "not a KernelBench task", t.detail = e.message();
+      continue;
+    }
+    write_text(out / "_failed" / t.rel, t.code);
+    fs::remove(out / t.rel, ec);  // a verified file from an earlier run: this run decides again
+    if (cpu) t.reason = kNeedsCuda, t.detail = "verifying on the CPU would only exercise ModelNew's eager fallback";
+  }
+  if (cpu)
+    std::cerr << "cudal1 enrich: " << kNeedsCuda << ". Nothing is verified on the CPU: ModelNew would fall back to the "
+                 "eager Model and pass, which proves nothing about its graphs. The files are written to "
+              << (out / "_failed").string() << " for inspection; run with --device cuda on a GPU machine to verify them.\n";
+
+  std::ofstream lines(out / "enrich.jsonl", std::ios::trunc);
+  if (!lines) throw Error(ErrorKind::input, "cannot write " + (out / "enrich.jsonl").string(), "check that --out names a writable folder");
+  auto finish = [&](EnrichTask& t) { lines << task_line(t, a.device).dump() << "\n" << std::flush; };
+
+  std::vector<std::size_t> pending;  // indices of tasks the evaluator still has to verify
+  for (std::size_t i = 0; i < tasks.size(); ++i)
+    if (tasks[i].reason.empty()) pending.push_back(i);
+    else finish(tasks[i]);
+
+  std::unique_ptr<Store> store = cpu ? nullptr : open_store(a.db, a.no_store);
+  // The strict graph code raises where it would fall back to eager, so acceptance means the
+  // graphs were replayed; stored under a key of its own, apart from plain evaluations of the file.
+  if (!pending.empty()) setenv(kGraphStrictEnv, "1", 1);
+  EvalOptions base;
+  base.device = a.device, base.python = a.python;
+  base.timing = false, base.lint = false;
+  base.cache_store = store.get();
+  if (store)
+    for (const char* suffix : {"", "-wal", "-shm"}) base.protect_files.push_back(store->path().string() + suffix);
+  std::string key = base.protocol_key() + ";enrich=" + kGraphTaskVersion + ";strict";
+
+  auto settle = [&](EnrichTask& t, const EvalResult& r) {
+    t.result = r;
+    if (r.accepted) {
+      std::error_code ec;
+      fs::create_directories((out / t.rel).parent_path(), ec);
+      fs::rename(out / "_failed" / t.rel, out / t.rel, ec);
+      t.generated = !ec;
+      if (ec) t.reason = "cannot move the verified file out of _failed/", t.detail = ec.message();
+    } else {
+      t.reason = rejection_reason(r);
+      t.detail = r.error;
+    }
+    finish(t);
+  };
+
+  std::vector<QueueJob> jobs;
+  std::vector<std::size_t> job_task;
+  for (std::size_t i : pending) {
+    EnrichTask& t = tasks[i];
+    fs::path file = out / "_failed" / t.rel;
+    if (store && !a.force)
+      if (auto hit = store->find(t.sha256, sha256_hex(t.code), key, a.device)) {
+        t.from_store = true;
+        settle(t, *hit);
+        continue;
+      }
+    QueueJob j;
+    j.id = t.name;
+    j.options = base;
+    j.options.task_path = t.task_path.string();
+    j.options.candidate_path = file.string();
+    jobs.push_back(std::move(j));
+    job_task.push_back(i);
+  }
+
+  if (!jobs.empty()) {
+    QueueConfig config;
+    config.devices = lanes;
+    ProgressLine progress(jobs.size());
+    run_queue(jobs, config, [&](const QueueResult& r) {
+      EnrichTask& t = tasks[job_task[r.index]];
+      if (r.result) {
+        if (store) store->save(*r.result, key, a.device, t.code);
+        settle(t, *r.result);
+      } else {
+        bool task_error = r.error && r.error->kind() == ErrorKind::task;
+        t.reason = task_error ? "the task does not load" : "the evaluation could not run";
+        t.detail = r.error ? r.error->describe() : "unknown error";
+        finish(t);
+      }
+      progress.tick();
+    });
+    progress.finish();
+  }
+
+  // The summary: how many have a verified graph version, and why not the rest, most common first.
+  std::map<std::string, int> reasons;
+  int generated = 0;
+  json rows = json::array();
+  Table table({"task", "graph version", "status", "file or reason"});
+  for (auto& t : tasks) {
+    rows.push_back(task_line(t, a.device));
+    generated += t.generated;
+    if (!t.generated) reasons[t.reason]++;
+    table.add_row({t.name, t.generated ? "verified" : "not generated", t.result ? status_name(t.result->status) : "-",
+                   t.generated ? (out / t.rel).string() : t.reason});
+  }
+  std::vector<std::pair<std::string, int>> sorted(reasons.begin(), reasons.end());
+  std::stable_sort(sorted.begin(), sorted.end(), [](auto& x, auto& y) { return x.second > y.second; });
+  std::string summary = std::to_string(generated) + " of " + std::to_string(tasks.size()) +
+                        " tasks have a verified CUDA Graph version";
+  if (!sorted.empty()) {
+    summary += "; reasons for the rest:";
+    for (std::size_t i = 0; i < sorted.size(); ++i)
+      summary += std::string(i ? "," : "") + " " + sorted[i].first + " (" + std::to_string(sorted[i].second) + ")";
+  }
+  if (a.json_out) {
+    std::cout << json{{"out", out.string()}, {"device", a.device}, {"tasks", tasks.size()}, {"generated", generated},
+                      {"reasons", reasons}, {"summary", summary}, {"rows", rows}}.dump()
+              << std::endl;
+    return;
+  }
+  table.print(std::cout);
+  std::cout << "\n" << summary << "\nverified files: " << out.string() << "; the rest: " << (out / "_failed").string()
+            << "; one line per task: " << (out / "enrich.jsonl").string() << "\n";
+}
+
+}  // namespace
+
+void register_enrich(CLI::App& app) {
+  auto args = std::make_shared<EnrichArgs>();
+  auto* cmd = app.add_subcommand("enrich", "Write each task's CUDA Graph version as a KernelBench candidate file, "
+                                           "each verified by the evaluator on the device (docs/baselines.md)");
+  cmd->add_option("suite", args->suite, "folder of tasks (levelN/*.py and/or *.py), or one task file");
+  cmd->add_option("--out", args->out, "folder for the files: verified ones mirror the suite, the rest go to _failed/")->required();
+  cmd->add_option("-d,--device", args->device, "cuda, cuda:N (verify there) or cpu (write only: graphs need CUDA)")->capture_default_str();
+  cmd->add_option("--gpus", args->gpus, "with --device cuda: verify on at most N GPUs, side by side (0: every visible one)")->capture_default_str();
+  cmd->add_option("--jsonl", args->jsonl, "a CUDA-L1 JSON-lines file: each row's ref_code is a task");
+  cmd->add_option("--limit", args->limit, "only the first N tasks");
+  cmd->add_flag("--force", args->force, "verify again even when the store has the file's verdict");
+  cmd->add_option("--db", args->db, "SQLite store (default $CUDAL1_DB or ~/.cache/cudal1/results.db)");
+  cmd->add_flag("--no-store", args->no_store, "neither read nor write the store");
+  cmd->add_option("--python", args->python, "Python interpreter with torch");
+  cmd->add_flag("--json", args->json_out, "print one JSON object: the summary and one row per task");
+  cmd->callback([args] { run_enrich(*args); });
+}
+
+}  // namespace cudal1::cli
