@@ -109,7 +109,7 @@ BaselineSet measure_baselines(const BaselineOptions& o) {
   spec.limits.output_bytes = std::size_t(16) << 20;
   Worker worker(spec);
   auto timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
-  json env = reference_call(worker, {{"op", "environment"}}, timeout, o.task_path).body.value("env", json::object());
+  json env = reference_call(worker, {{"op", "env"}}, timeout, o.task_path).body.value("env", json::object());
   std::string key = cache_key(task_hash, env, names, o);
   if (o.store)
     if (auto hit = o.store->find_cached(key, kBaselinesVersion)) {

@@ -135,13 +135,14 @@ class Host:
 
     def handle(self, op, req):
         fn = getattr(self, "op_" + str(op), None)
-        if fn is None or (op in ("load_task", "describe", "ceilings", "eager_time", "lint_task", "baselines", "environment", "sample", "precision_ladder",
+        if fn is None or (op in ("load_task", "describe", "ceilings", "eager_time", "lint_task", "baselines", "sample", "precision_ladder",
                                  "prepare_build", "cuda_arch")
             and self.role != "reference") or (op in ("load_candidate", "profile", "capture_builds") and self.role != "candidate"):
             return {"ok": False, "error": "protocol", "message": f"unknown op {op!r} for {self.role}"}
         return fn(req)
 
     def op_env(self, req):
+        """Python, torch, CUDA, device name and driver: what cached figures are keyed by."""
         return {"ok": True, "env": environment(self.device)}
 
     # --- reference -------------------------------------------------------------------------
@@ -217,10 +218,6 @@ class Host:
         """Matrix rate and copy bandwidth of this worker's device (ceilings.py)."""
         import ceilings
         return {"ok": True, "ceilings": ceilings.measure(self.device), "env": environment(self.device)}
-
-    def op_environment(self, req):
-        """Python, torch, CUDA, device name and driver: what cached figures are keyed by."""
-        return {"ok": True, "env": environment(self.device)}
 
     def _seeded_task(self, path):
         """The task's Model and its inputs on this device, from seed 0: the same every time, for
