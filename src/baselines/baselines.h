@@ -50,6 +50,9 @@ struct BaselineOptions {
   int buckets = 5, calls = 10;
   double timeout_s = 1800;     // torch.compile of a large model takes minutes
   Store* store = nullptr;      // cache; null: measured every time
+  // The worker environment (runner/py roles.py `env`) when the caller already has it from a
+  // worker on the same device and Python; empty: asked of a fresh worker.
+  nlohmann::json env = nlohmann::json::object();
 };
 
 // Throws Error(task) when the task does not load, Error(runner) when the worker breaks down.

@@ -70,5 +70,10 @@ TEST(BaselinesEval, EvaluationCarriesTheBaselines) {
     // A measured baseline gives a speedup; an unavailable one gives none.
     EXPECT_EQ(r.speedup.count(name) == 1, figs[name].contains("ratio")) << name;
   }
+  // The next evaluation of the task finds them in the cache under the environment its own
+  // reference worker reported.
+  EvalResult again = evaluate(o);
+  ASSERT_TRUE(again.accepted) << again.error;
+  EXPECT_TRUE(again.statistics["baselines"].value("from_cache", false)) << again.statistics["baselines"].dump();
   fs::remove(db);
 }

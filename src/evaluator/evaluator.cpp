@@ -131,10 +131,10 @@ std::string first_blocking_evidence(const EvalResult& r) {
 }
 
 // Speedups against the task's baselines: the eager figure times each baseline's cached ratio.
-void add_baselines(const EvalOptions& o, const std::string& python, EvalResult& r) {
+void add_baselines(const EvalOptions& o, const std::string& python, const json& env, EvalResult& r) {
   try {
     BaselineOptions bo;
-    bo.task_path = o.task_path, bo.device = o.device, bo.python = python, bo.store = o.cache_store;
+    bo.task_path = o.task_path, bo.device = o.device, bo.python = python, bo.store = o.cache_store, bo.env = env;
     BaselineSet b = measure_baselines(bo);
     r.statistics["baselines"] = b.to_json();
     double eager = r.speedup.at("eager");
@@ -436,7 +436,7 @@ EvalResult run_evaluation(PreparedEvaluation& p) {
   }
   if (o.baselines && r.status == Status::ok && r.speedup.count("eager")) {
     report("baselines", 0.95);
-    add_baselines(o, p.python, r);
+    add_baselines(o, p.python, env, r);
   }
   return finish(r);
 }
