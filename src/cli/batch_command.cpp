@@ -77,7 +77,8 @@ void run_batch(const BatchArgs& a) {
     if (store) j.options.protect_files = {store->path().string(), store->path().string() + "-wal", store->path().string() + "-shm"};
   }
   QueueConfig config;
-  config.devices = lane_devices(a.device, a.gpus, a.lanes, a.stock);  // the stock way uses one GPU
+  // The stock way: one lane on one GPU. Otherwise --lanes per device, sharing it through a gate.
+  config.devices = lane_devices(a.device, a.gpus, a.stock ? 1 : a.lanes, a.stock);
   config.prefetch = a.stock ? 0 : a.prefetch;
   // The build service compiles every candidate's extensions ahead of the lanes, across the
   // machine's cores, each distinct module once (the stock way: each candidate's own process).
@@ -160,7 +161,7 @@ void register_batch(CLI::App& app) {
   cmd->add_option("--limit", args->limit, "evaluate at most this many");
   cmd->add_option("-d,--device", args->device, "cuda (every visible GPU, one lane each), cuda:N, or cpu")->capture_default_str();
   cmd->add_option("--gpus", args->gpus, "use at most this many GPUs (0: all)");
-  cmd->add_option("--lanes", args->lanes, "with --device cpu: evaluations side by side")->capture_default_str();
+  cmd->add_option("--lanes", args->lanes, "evaluations side by side on each device; on one device their checks overlap and their timing takes turns")->capture_default_str();
   cmd->add_option("--prefetch", args->prefetch, "evaluations prepared ahead per lane")->capture_default_str();
   cmd->add_flag("--stock", args->stock, "the stock way: one lane, one evaluation after the other, every build from scratch");
   cmd->add_flag("--no-build-service", args->no_build_service, "let each candidate's process compile its own extensions");

@@ -179,7 +179,7 @@ void register_bench(CLI::App& app) {
   cmd->add_option("--limit", args->limit, "score at most this many");
   cmd->add_option("-d,--device", args->device, "cuda (every visible GPU), cuda:N, or cpu")->capture_default_str();
   cmd->add_option("--gpus", args->gpus, "use at most this many GPUs (0: all)");
-  cmd->add_option("--lanes", args->lanes, "with --device cpu: evaluations side by side")->capture_default_str();
+  cmd->add_option("--lanes", args->lanes, "evaluations side by side on each device; on one device their checks overlap and their timing takes turns")->capture_default_str();
   cmd->add_option("--html", args->html, "write the HTML report here");
   cmd->add_option("--markdown", args->markdown, "write the Markdown summary here");
   cmd->add_option("--title", args->title, "the report's title");

@@ -29,13 +29,14 @@ int visible_gpus() {
 
 std::vector<std::string> lane_devices(const std::string& device, int gpus, int lanes, bool one_gpu) {
   if (device == "cpu") return std::vector<std::string>(std::size_t(std::max(1, lanes)), "cpu");
-  if (device != "cuda") return std::vector<std::string>(1, device);  // one named GPU
+  if (device != "cuda") return std::vector<std::string>(std::size_t(std::max(1, lanes)), device);  // one named GPU
   int n = visible_gpus();
   if (n == 0) throw Error(ErrorKind::usage, "--device cuda, but no GPU is visible", "run on a machine with a GPU, or use --device cpu");
   if (gpus > 0) n = std::min(n, gpus);
   if (one_gpu) n = 1;
   std::vector<std::string> d;
-  for (int i = 0; i < n; ++i) d.push_back("cuda:" + std::to_string(i));
+  for (int i = 0; i < n; ++i)
+    for (int k = 0; k < std::max(1, lanes); ++k) d.push_back("cuda:" + std::to_string(i));
   return d;
 }
 

@@ -13,8 +13,9 @@
 
 namespace cudal1::cli {
 
-// cpu: `lanes` cpu lanes; cuda: one lane per visible GPU (at most `gpus` when > 0, one when
-// `one_gpu`); cuda:N: that GPU. Throws Error(usage) when cuda is asked for and none is visible.
+// cpu: `lanes` cpu lanes; cuda: `lanes` lanes per visible GPU (at most `gpus` GPUs when > 0, one
+// when `one_gpu`); cuda:N: `lanes` lanes on that GPU. Throws Error(usage) when cuda is asked for
+// and none is visible.
 std::vector<std::string> lane_devices(const std::string& device, int gpus, int lanes, bool one_gpu);
 
 struct BuildServiceFlags {

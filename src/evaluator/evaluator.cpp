@@ -229,13 +229,32 @@ EvalResult run_evaluation(PreparedEvaluation& p) {
   WorkerSpec& cspec = p.cspec;
   r.phase_seconds["prepare"] = p.prepare_seconds;
   // Each stage runs until the next is reported; its wall time goes into phase_seconds.
+  // Time spent waiting for a device shared with other evaluations goes into "device_wait".
   std::string stage_now;
   auto stage_start = std::chrono::steady_clock::now();
+  DeviceGate::Hold device_hold;
   auto report = [&](const std::string& stage, double f) {
     auto now = std::chrono::steady_clock::now();
     if (!stage_now.empty())
       r.phase_seconds[stage_now] = r.phase_seconds.value(stage_now, 0.0) +
                                    std::chrono::duration<double>(now - stage_start).count();
+    if (o.device_gate) {
+      // Attribution compares kernels' shares of the candidate's own GPU time, which another
+      // process's work does not shift much; speed figures need the device alone.
+      bool alone = stage == "timing" || stage == "re-timing" || stage == "baselines";
+      auto mode = alone ? DeviceGate::Mode::exclusive : DeviceGate::Mode::shared;
+      if (stage == "done") device_hold.release();
+      else if (device_hold.held() && device_hold.mode() == DeviceGate::Mode::exclusive && mode == DeviceGate::Mode::shared)
+        device_hold.downgrade();
+      else if (!device_hold.held() || device_hold.mode() != mode) {
+        device_hold.release();
+        device_hold = o.device_gate->acquire(mode);
+        auto after = std::chrono::steady_clock::now();
+        r.phase_seconds["device_wait"] = r.phase_seconds.value("device_wait", 0.0) +
+                                         std::chrono::duration<double>(after - now).count();
+        now = after;
+      }
+    }
     stage_now = stage;
     stage_start = now;
     if (o.progress) o.progress(stage, f);

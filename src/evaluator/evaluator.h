@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "build/build.h"
+#include "core/device_gate.h"
 #include "evaluator/compare.h"
 #include "evaluator/result.h"
 
@@ -23,7 +24,7 @@ class Store;
 
 // Bumped whenever a change can alter a verdict or a figure: results under another protocol are
 // never reused from the store.
-inline constexpr const char* kProtocolVersion = "cudal1-eval/2";
+inline constexpr const char* kProtocolVersion = "cudal1-eval/3";
 
 struct EvalOptions {
   std::string task_path, candidate_path;
@@ -65,6 +66,9 @@ struct EvalOptions {
   // hidden from its process where mount namespaces are available.
   std::vector<std::string> protect_files;
   std::function<void(const std::string& stage, double fraction)> progress;
+  // Set when other evaluations share the device (a queue's lanes on one GPU): timing and
+  // baselines then hold it alone, the other stages share it. Null: no other user is known.
+  std::shared_ptr<DeviceGate> device_gate;
 
   std::string protocol_key() const;  // what the store keys results by, besides content hashes
 };

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -15,10 +16,29 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // Which jobs the prebuild stage has finished, for preparers that must not start a candidate
-// before its extensions exist.
+// before its extensions exist. Preparers take the first job whose build is done, so a candidate
+// still compiling does not hold up the ones behind it.
 class BuildGate {
  public:
-  explicit BuildGate(std::size_t n) : done_(n, false), seconds_(n, 0.0), outcomes_(n) {}
+  explicit BuildGate(std::size_t n) : done_(n, false), taken_(n, false), seconds_(n, 0.0), outcomes_(n) {}
+  // The lowest-numbered job not yet taken whose build is done, waiting for one if need be;
+  // nullopt once every job is taken.
+  std::optional<std::size_t> take_ready() {
+    std::unique_lock<std::mutex> l(m_);
+    for (;;) {
+      bool left = false;
+      for (std::size_t i = 0; i < done_.size(); ++i) {
+        if (taken_[i]) continue;
+        left = true;
+        if (done_[i]) {
+          taken_[i] = true;
+          return i;
+        }
+      }
+      if (!left) return std::nullopt;
+      cv_.wait(l);
+    }
+  }
   void finish(std::size_t i, double s, std::shared_ptr<const BuildOutcome> outcome) {
     std::lock_guard<std::mutex> l(m_);
     done_[i] = true, seconds_[i] = s, outcomes_[i] = std::move(outcome);
@@ -34,7 +54,7 @@ class BuildGate {
  private:
   std::mutex m_;
   std::condition_variable cv_;
-  std::vector<bool> done_;
+  std::vector<bool> done_, taken_;
   std::vector<double> seconds_;
   std::vector<std::shared_ptr<const BuildOutcome>> outcomes_;
 };
@@ -79,11 +99,13 @@ class Handover {
   bool closed_ = false;
 };
 
-Prepared prepare_job(const QueueJob& job, std::size_t index, const std::string& device, BuildGate& gate) {
+Prepared prepare_job(const QueueJob& job, std::size_t index, const std::string& device,
+                     const std::shared_ptr<DeviceGate>& device_gate, BuildGate& gate) {
   auto [build_s, outcome] = gate.wait(index);
   Prepared p{index, build_s, nullptr, std::nullopt};
   EvalOptions o = job.options;
   o.device = device;
+  if (device_gate) o.device_gate = device_gate;
   if (outcome) o.prebuilt = outcome;
   try {
     p.eval = prepare_evaluation(o);
@@ -134,7 +156,6 @@ QueueStats run_queue(const std::vector<QueueJob>& jobs, const QueueConfig& confi
     for (std::size_t i = 0; i < jobs.size(); ++i) gate.finish(i, 0.0, nullptr);
   }
 
-  std::atomic<std::size_t> next_job{0};
   auto run_one = [&](std::size_t lane, Prepared p, double waited) {
     QueueResult qr;
     qr.index = p.index, qr.id = jobs[p.index].id, qr.device = config.devices[lane];
@@ -157,22 +178,32 @@ QueueStats run_queue(const std::vector<QueueJob>& jobs, const QueueConfig& confi
     on_result(qr);
   };
 
+  // Lanes on the same device share its gate: their timing never overlaps (core/device_gate.h).
+  std::map<std::string, int> lanes_on;
+  for (auto& d : config.devices) lanes_on[d]++;
+  std::map<std::string, std::shared_ptr<DeviceGate>> gates;
+  for (auto& [d, n] : lanes_on)
+    if (n > 1) gates[d] = std::make_shared<DeviceGate>();
+
   std::vector<std::thread> threads;
   for (std::size_t lane = 0; lane < config.devices.size(); ++lane) {
     const std::string& device = config.devices[lane];
+    std::shared_ptr<DeviceGate> device_gate = gates.count(device) ? gates[device] : nullptr;
     if (config.prefetch <= 0) {  // the stock way: prepare and run on the lane, one after the other
-      threads.emplace_back([&, lane, device] {
-        for (std::size_t i; (i = next_job++) < jobs.size();) {
+      threads.emplace_back([&, lane, device, device_gate] {
+        for (;;) {
           auto t0 = Clock::now();
-          Prepared p = prepare_job(jobs[i], i, device, gate);
+          std::optional<std::size_t> i = gate.take_ready();
+          if (!i) break;
+          Prepared p = prepare_job(jobs[*i], *i, device, device_gate, gate);
           run_one(lane, std::move(p), seconds_since(t0));
         }
       });
       continue;
     }
     auto handover = std::make_shared<Handover>(std::size_t(config.prefetch));
-    threads.emplace_back([&, device, handover] {
-      for (std::size_t i; (i = next_job++) < jobs.size();) handover->put(prepare_job(jobs[i], i, device, gate));
+    threads.emplace_back([&, device, device_gate, handover] {
+      while (std::optional<std::size_t> i = gate.take_ready()) handover->put(prepare_job(jobs[*i], *i, device, device_gate, gate));
       handover->close();
     });
     threads.emplace_back([&, lane, handover] {

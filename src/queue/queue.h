@@ -35,7 +35,9 @@ struct QueueResult {
 };
 
 struct QueueConfig {
-  std::vector<std::string> devices = {"cpu"};  // one lane each
+  // One lane each. A device named more than once gets several lanes that share it through a
+  // DeviceGate: their checks overlap, their timing does not.
+  std::vector<std::string> devices = {"cpu"};
   int prefetch = 1;             // evaluations prepared ahead per lane; 0: prepare on the lane itself
   int prebuild_threads = 0;     // threads of the prebuild stage; 0: no prebuild stage
   // Builds a job's extensions (build/build.h); the outcome goes to its evaluation as

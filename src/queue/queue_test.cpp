@@ -4,9 +4,12 @@
 // for each job before its evaluation is prepared.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include "evaluator/fixture_cases.h"
 #include "queue/queue.h"
@@ -92,4 +95,72 @@ TEST(Queue, LanesGiveThePlainVerdictsAndEveryJobOnce) {
   lanes.clear();
   EXPECT_EQ(run(stock, stats, lanes), plain);
   EXPECT_EQ(lanes, std::set<std::string>{"cpu"});
+}
+
+// Lanes on one device overlap their checks but never their timing: each evaluation's timing
+// stage holds the device alone (core/device_gate.h), and the wait is reported.
+TEST(Queue, LanesOnOneDeviceNeverTimeAtOnce) {
+  using Clock = std::chrono::steady_clock;
+  struct Mark { std::string job, stage; Clock::time_point at; };
+  std::mutex m;
+  std::vector<Mark> marks;
+  std::vector<QueueJob> js;
+  for (int i = 0; i < 3; ++i) {
+    QueueJob j = job("ok" + std::to_string(i), "scale_add.py", "ok_scale_add_alpha.py");
+    j.options.timing = true;
+    j.options.buckets = 2, j.options.calls_per_bucket = 3, j.options.warmup = 1, j.options.max_remeasure = 0;
+    j.options.fresh_remeasure_above = 0;
+    j.options.progress = [&m, &marks, id = j.id](const std::string& stage, double) {
+      std::lock_guard<std::mutex> l(m);
+      marks.push_back({id, stage, Clock::now()});
+    };
+    js.push_back(std::move(j));
+  }
+  QueueConfig c;
+  c.devices = {"cpu", "cpu", "cpu"};
+  double waited = 0;
+  std::size_t timed = 0;
+  run_queue(js, c, [&](const QueueResult& r) {
+    ASSERT_TRUE(r.result) << r.error->describe();
+    EXPECT_TRUE(r.result->phase_seconds.contains("device_wait"));
+    waited += r.result->phase_seconds.value("device_wait", 0.0);
+    timed += r.result->phase_seconds.contains("timing");
+  });
+  EXPECT_EQ(timed, js.size());
+  // Each job's timing runs from its first "timing" mark to its next mark of another stage.
+  std::vector<std::pair<Clock::time_point, Clock::time_point>> spans;
+  for (std::size_t i = 0; i < marks.size(); ++i) {
+    bool first = marks[i].stage == "timing" &&
+                 std::none_of(marks.begin(), marks.begin() + long(i), [&](const Mark& x) { return x.job == marks[i].job && x.stage == "timing"; });
+    if (!first) continue;
+    for (std::size_t k = i + 1; k < marks.size(); ++k)
+      if (marks[k].job == marks[i].job && marks[k].stage != "timing") {
+        spans.push_back({marks[i].at, marks[k].at});
+        break;
+      }
+  }
+  ASSERT_EQ(spans.size(), js.size());
+  std::sort(spans.begin(), spans.end());
+  for (std::size_t i = 1; i < spans.size(); ++i)
+    EXPECT_LE(spans[i - 1].second, spans[i].first) << "two lanes timed on one device at once";
+  EXPECT_GE(waited, 0.0);
+}
+
+// A candidate still compiling does not hold up the ones behind it: the lane takes whichever job's
+// build is done first.
+TEST(Queue, JobsWhoseBuildIsDoneGoFirst) {
+  std::vector<QueueJob> js = {job("slow_build", "scale_add.py", "ok_scale_add_alpha.py"),
+                              job("no_build", "softmax_rows.py", "ok_softmax_rows_stable.py")};
+  QueueConfig c;
+  c.devices = {"cpu"};
+  c.prebuild_threads = 2;
+  c.prebuild = [](const QueueJob& j) {
+    if (j.id == "slow_build") std::this_thread::sleep_for(std::chrono::seconds(4));
+    return std::shared_ptr<const BuildOutcome>();
+  };
+  std::vector<std::string> order;
+  run_queue(js, c, [&](const QueueResult& r) { order.push_back(r.id); });
+  ASSERT_EQ(order.size(), 2u);
+  EXPECT_EQ(order[0], "no_build");
+  EXPECT_EQ(order[1], "slow_build");
 }
