@@ -2,7 +2,8 @@
 # scripts/gpu_check.sh [OUT_DIR] — everything that needs a GPU: build (or use the static build
 # carried in build-static/), run every GPU test, run the GPU benchmarks, and print a short table
 # last. Logs and the results store go to OUT_DIR ($OUT, else build/gpu-out).
-# STAGES picks what runs (default "tests bench tasks"; "cuda-corpus" runs only the CUDA-only fixtures; "builds",
+# STAGES picks what runs (default "tests bench tasks"; "cuda-corpus" runs only the CUDA-only fixtures, "gpu-unit"
+# only the timing and CUDA graph tests; "builds",
 # "throughput", "baselines", "bench" (BENCH_JSONL) and "enrich" (ENRICH_JSONL) measure issue 5 and 6's work; "lint" lints
 # every row of LINT_JSONL; "solutions" is long: every bundled task's
 # solutions through the evaluator, long, so it runs on its own; SOLUTION_LEVELS="1" or "2 3"
@@ -61,12 +62,13 @@ if has cuda-corpus; then
   corpus "${names%:}"
 fi
 
-if has tests; then
 # 1. Verdicts on CUDA for the whole corpus.
-corpus 'Corpus/*'
+has tests && corpus 'Corpus/*'
 
 # 2. Timing checks with the GPU to themselves; the CUDA graph versions of tasks (cudal1 enrich).
-"$bin/cudal1_gpu_tests" --gtest_filter='Timing.*:GraphTaskEval.*' >>"$out/gpu_tests.log" 2>&1
+# (Stage gpu-unit runs only these.)
+if has tests || has gpu-unit; then
+  "$bin/cudal1_gpu_tests" --gtest_filter='Timing.*:GraphTaskEval.*' >>"$out/gpu_tests.log" 2>&1
 fi
 
 # 3. Benchmark: honest candidates, three fresh evaluations each.
@@ -100,14 +102,19 @@ has bench && "$bin/cudal1" bench --jsonl "${BENCH_JSONL:?set BENCH_JSONL}" --lim
 
 # 4g. CUDA graph versions of a CUDA-L1 file's tasks, each verified (stage enrich; ENRICH_JSONL,
 # ENRICH_LIMIT; resumable: run again with the same OUT to go on).
-has enrich && "$bin/cudal1" enrich --jsonl "${ENRICH_JSONL:?set ENRICH_JSONL}" --out "$scratch/enrich" --device cuda \
-  --db "$scratch/enrich.db" ${ENRICH_LIMIT:+--limit "$ENRICH_LIMIT"} >"$out/enrich.txt" 2>&1
+# ENRICH_DEADLINE (seconds) stops it early; the tally then counts what was verified so far.
+if has enrich; then
+  ${ENRICH_DEADLINE:+timeout "$ENRICH_DEADLINE"} "$bin/cudal1" enrich --jsonl "${ENRICH_JSONL:?set ENRICH_JSONL}" \
+    --out "$scratch/enrich" --device cuda --lanes "${ENRICH_LANES:-6}" --db "$scratch/enrich.db" \
+    ${ENRICH_LIMIT:+--limit "$ENRICH_LIMIT"} >"$out/enrich_table.txt" 2>"$out/enrich_progress.txt"
+  python3 bench/enrich_tally.py "$scratch/enrich/enrich.jsonl" >"$out/enrich.txt" 2>&1
+fi
 
 # 5. Every bundled solution through the evaluator.
 has solutions && bench/suite_solutions.sh "$bin/cudal1" cuda "${SOLUTION_LEVELS:-1 2 3}" >"$out/solutions.txt" 2>&1
 
 echo
-if has tests || has cuda-corpus; then
+if has tests || has cuda-corpus || has gpu-unit; then
   passed=$(grep -c '^\[       OK \]' "$out/gpu_tests.log")
   failed=$(grep -c '^\[  FAILED  \] [A-Z].*(' "$out/gpu_tests.log")
   echo "GPU tests: $passed passed, $failed failed (verdict shards ${verdict_secs}s)"

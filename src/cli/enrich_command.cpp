@@ -37,7 +37,7 @@ constexpr const char* kNeedsCuda = "CUDA graphs need a CUDA device (--device cpu
 struct EnrichArgs {
   std::string suite, out, device = "cuda", jsonl, db, python;
   std::size_t limit = 0;
-  int gpus = 0;
+  int gpus = 0, lanes = 4;
   bool json_out = false, no_store = false, force = false;
 };
 
@@ -146,9 +146,9 @@ void run_enrich(const EnrichArgs& a) {
   if (!a.suite.empty() && !fs::exists(a.suite))
     throw Error(ErrorKind::input, "no such file or folder: " + a.suite,
                 "give a folder of KernelBench tasks (levelN/*.py and/or *.py) or one task file");
-  // One lane per GPU: no timing, but the evaluator's checks look at the whole device. Asked
-  // before any file is written, so a machine without a GPU is told first.
-  std::vector<std::string> lanes = cpu ? std::vector<std::string>() : lane_devices(a.device, a.gpus, 1, false);
+  // Verification times nothing, so several evaluations share each GPU. Asked before any file is
+  // written, so a machine without a GPU is told first.
+  std::vector<std::string> lanes = cpu ? std::vector<std::string>() : lane_devices(a.device, a.gpus, a.lanes, false);
   fs::path out = a.out;
   // CUDA-L1 rows' task files, removed however the command ends (each generated file holds its task).
   struct RemovedAtExit {
@@ -309,6 +309,7 @@ void register_enrich(CLI::App& app) {
   cmd->add_option("--out", args->out, "folder for the files: verified ones mirror the suite, the rest go to _failed/")->required();
   cmd->add_option("-d,--device", args->device, "cuda, cuda:N (verify there) or cpu (write only: graphs need CUDA)")->capture_default_str();
   cmd->add_option("--gpus", args->gpus, "with --device cuda: verify on at most N GPUs, side by side (0: every visible one)")->capture_default_str();
+  cmd->add_option("--lanes", args->lanes, "verifications side by side on each GPU (nothing is timed)")->capture_default_str();
   cmd->add_option("--jsonl", args->jsonl, "a CUDA-L1 JSON-lines file: each row's ref_code is a task");
   cmd->add_option("--limit", args->limit, "only the first N tasks");
   cmd->add_flag("--force", args->force, "verify again even when the store has the file's verdict");
