@@ -61,6 +61,20 @@ double clock_disagreement(const std::vector<Bucket>& buckets, bool candidate) {
   return ratios.empty() ? 1.0 : median(ratios);
 }
 
+bool host_device_gap_disagrees(const std::vector<Bucket>& buckets) {
+  std::vector<double> cand_dev, cand_host, ref_dev, ref_host;
+  for (auto& b : buckets) {
+    cand_dev.insert(cand_dev.end(), b.cand_ms.begin(), b.cand_ms.end());
+    cand_host.insert(cand_host.end(), b.cand_host_ms.begin(), b.cand_host_ms.end());
+    ref_dev.insert(ref_dev.end(), b.ref_ms.begin(), b.ref_ms.end());
+    ref_host.insert(ref_host.end(), b.ref_host_ms.begin(), b.ref_host_ms.end());
+  }
+  if (cand_dev.empty() || cand_host.empty()) return false;
+  double dev = median(cand_dev), host = median(cand_host);
+  double ref_gap = ref_dev.empty() || ref_host.empty() ? 0.0 : std::max(0.0, median(ref_host) - median(ref_dev));
+  return dev < 0.5 * host - 0.05 && host - dev > 2.0 * ref_gap + 0.05;
+}
+
 double unsynchronised_work_ms(const std::vector<Bucket>& buckets) {
   std::vector<double> cand_gap, ref_gap;
   for (auto& b : buckets) {

@@ -47,6 +47,12 @@ double conservative_speedup(double raw, double q25, double q75);
 // (wall-derived ms) / (claimed ms), the median over buckets, for the candidate.
 double clock_disagreement(const std::vector<Bucket>& buckets, bool candidate);
 
+// The worker's device clock against its own host clock, per call: true when the candidate's
+// device events claim under half of its host time and its host-minus-device gap exceeds twice
+// the reference's (plus 0.05 ms). A shared or time-sliced GPU stretches both sides' host time
+// alike; a faked event pair stretches only the candidate's.
+bool host_device_gap_disagrees(const std::vector<Bucket>& buckets);
+
 // Work the call leaves running on other streams: the median gap between "current stream done"
 // and "device done", candidate minus reference (the reference shows the sync's own latency), ms.
 double unsynchronised_work_ms(const std::vector<Bucket>& buckets);

@@ -51,6 +51,22 @@ TEST(Timing, ClockDisagreementForgivesWaitingForACpu) {
   EXPECT_NEAR(clock_disagreement(b, true), 1.0, 1e-6);
 }
 
+TEST(Timing, HostDeviceGapCountsOnlyBeyondTheReferences) {
+  std::vector<Bucket> b(1);
+  b[0].ref_ms = {0.010, 0.010};
+  b[0].ref_host_ms = {0.030, 0.030};
+  b[0].cand_ms = {0.001, 0.001};       // events claim 1 us
+  b[0].cand_host_ms = {0.500, 0.500};  // the host saw half a millisecond
+  EXPECT_TRUE(host_device_gap_disagrees(b));
+  // A GPU shared with another process: both sides wait for their time slice.
+  b[0].ref_host_ms = {0.600, 0.600};
+  EXPECT_FALSE(host_device_gap_disagrees(b));
+  // Within noise: a gap under 0.05 ms is never evidence.
+  b[0].ref_host_ms = {0.010, 0.010};
+  b[0].cand_host_ms = {0.040, 0.040};
+  EXPECT_FALSE(host_device_gap_disagrees(b));
+}
+
 TEST(Timing, UnsynchronisedWorkIsTheGapBeyondTheReferences) {
   std::vector<Bucket> b(1);
   b[0].ref_ms = {1.02, 1.02};

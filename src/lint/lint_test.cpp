@@ -104,6 +104,8 @@ TEST(Lint, ResultsAreCachedByContentAndRoundTrip) {
     json a = first.to_json(), b = second.to_json();
     a.erase("from_store"), b.erase("from_store");
     EXPECT_EQ(a, b);
+    // The device's index is not part of the question ("cuda:0" answers for "cuda").
+    EXPECT_TRUE(lint_task_cached(fixture("lint/tiny_scale.py"), "cpu:0", ToleranceMode::standard, &store, "").from_store);
     // Another tolerance is another question.
     EXPECT_FALSE(lint_task_cached(fixture("lint/tiny_scale.py"), "cpu", ToleranceMode::strict, &store, "").from_store);
   }

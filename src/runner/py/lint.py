@@ -9,14 +9,15 @@ import os
 
 import loading
 import tensor_io
-from roles import (_apply_distribution, _clone, _digest, _load_task, _manual_seed, _no_grad,
-                   _task_failure, _to_device, environment)
+import torch
+
+from roles import (_clone, _digest, _load_task, _manual_seed, _no_grad, _task_failure,
+                   draw_inputs, environment)
 
 
 def _draw_inputs(task, draw, device):
-    """One input draw, as the evaluator makes a case's inputs: seed, get_inputs(), distribution."""
-    _manual_seed(draw["seed"])
-    return _to_device(_apply_distribution(list(task.get_inputs()), draw["dist"], draw["seed"]), device)
+    """One input draw, as the evaluator makes a case's inputs (roles.draw_inputs)."""
+    return draw_inputs(task, draw["dist"], draw["seed"], torch.device(device))
 
 
 def _build_model(task, seed, device):

@@ -25,6 +25,8 @@ _size = _TB.size
 _no_grad = torch.no_grad
 _empty = torch.empty
 _manual_seed = torch.manual_seed
+_clone_tb = _TB.clone
+_equal = torch.equal
 
 
 _task_numbers = itertools.count()  # each loaded task gets a module name of its own
@@ -57,10 +59,13 @@ def _clone(values):
 
 
 def _apply_distribution(values, dist, seed):
-    """Re-draws floating inputs from another distribution; signs are kept so domains survive."""
+    """Re-draws floating inputs from another distribution; signs are kept so domains survive.
+    Works where each tensor lives (a GPU does in milliseconds what the CPU does in seconds for the
+    large tasks), with a generator on that device: the same seed gives the same inputs on the
+    same kind of device."""
     if dist == "normal":
         return values
-    gen = torch.Generator().manual_seed(seed + 7919)
+    gens = {}
     out = []
     for v in values:
         if _isinstance(v, _Tensor) and v.is_floating_point():
@@ -69,13 +74,55 @@ def _apply_distribution(values, dist, seed):
                 x = 4.0 * x + 0.25 * x.abs()
             elif dist == "heavy_tailed":
                 lo, hi = (-0.7, 0.7) if v.element_size() <= 2 else (-2.0, 2.0)
-                mult = torch.randn(x.shape, generator=gen, dtype=torch.float64).clamp(-3, 3)
+                gen = gens.get(v.device)
+                if gen is None:
+                    gen = gens[v.device] = torch.Generator(device=v.device).manual_seed(seed + 7919)
+                mult = torch.randn(x.shape, generator=gen, dtype=torch.float64, device=v.device).clamp(-3, 3)
                 x = x * torch.exp(mult * 0.7).clamp(float(torch.tensor(lo).exp()), float(torch.tensor(hi).exp()))
             else:
                 raise ValueError(f"unknown input distribution {dist}")
             v = x.to(v.dtype)
         out.append(v)
     return out
+
+
+def draw_inputs(task, dist, seed, device):
+    """One case's inputs on `device`: seeded get_inputs(), then the distribution. On a GPU the
+    task's get_inputs() runs with that GPU as torch's default device, so its torch.randn draws
+    there instead of on the CPU (seconds per case for the large tasks); a task whose inputs need
+    the CPU (numpy, an explicit device) draws them as written."""
+    values = None
+    if device.type == "cuda" and hasattr(torch, "get_default_device"):
+        _manual_seed(seed)
+        try:
+            with torch.device(device):
+                values = list(task.get_inputs())
+        except Exception:
+            values = None
+    if values is None:
+        _manual_seed(seed)
+        values = list(task.get_inputs())
+    return _apply_distribution(_to_device(values, device), dist, seed)
+
+
+def _snapshot(values):
+    """Copies of a call's inputs, on their device, to tell afterwards whether the call wrote into
+    them: compared byte for byte on the GPU, not hashed on the CPU (seconds per case for the
+    large tasks)."""
+    return [_clone_tb(tensor_io.byte_view(v)) if _isinstance(v, _Tensor) else repr(v) for v in values]
+
+
+def _unchanged(snapshot, values):
+    if len(snapshot) != len(values):
+        return False
+    for before, v in zip(snapshot, values):
+        if _isinstance(v, _Tensor):
+            now = tensor_io.byte_view(v)
+            if _isinstance(before, str) or _size(now) != _size(before) or not _equal(now, before):
+                return False
+        elif before != repr(v):
+            return False
+    return True
 
 
 def _digest(values):
@@ -165,11 +212,9 @@ class Host:
                         "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()}}, f)
             inits.append({"file": f, "params": sum(p.numel() for p in model.parameters())})
         for k, case in enumerate(req["cases"]):
-            _manual_seed(case["seed"])
-            inputs = _apply_distribution(list(task.get_inputs()), case["dist"], case["seed"])
+            dev_inputs = draw_inputs(task, case["dist"], case["seed"], self.device)
             f = os.path.join(workdir, f"case_{k}.pt")
-            torch.save({"inputs": inputs}, f)
-            dev_inputs = _to_device(inputs, self.device)
+            torch.save({"inputs": _to_device(dev_inputs, "cpu")}, f)
             self.cases.append((case["init"], dev_inputs))
             with _no_grad():
                 out = self.models[case["init"]](*_clone(dev_inputs))
@@ -323,7 +368,7 @@ class Host:
             args = self.runner.inputs(values, c.get("variant"), c.get("slot", i))
             model = self._nothing if req.get("empty") else self.models[init]
             sizes = self.poison_sizes[k] if k < len(self.poison_sizes) else []
-            before = _digest(args) if write_dir else None
+            before = _snapshot(args) if write_dir else None
             rec, outs, checks = self.runner.call(model, args, sizes, samples)
             if not req.get("empty") and getattr(self, "empty_outputs", None) is None:
                 # The candidate's empty calls return outputs of its own shapes, made here by
@@ -335,7 +380,8 @@ class Host:
                 tensor_io.write_values(out_file, [v if calls.readable(v, ch) or not _isinstance(v, _Tensor)
                                                   else _Placeholder() for v, ch in zip(outs, checks)])
                 rec["out_file"] = out_file
-                rec["inputs_unchanged"] = before == _digest(args)
+                rec["inputs_unchanged"] = _unchanged(before, args)
+                before = None
             del outs
             records.append(rec)
         reply = {"ok": True, "calls": records, **self.candidate_report()}

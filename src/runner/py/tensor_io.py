@@ -29,6 +29,13 @@ def dtype_name(dtype):
     return str(dtype).replace("torch.", "")
 
 
+def byte_view(t):
+    """The tensor's values as a flat uint8 tensor where it lives, C order (a copy only when the
+    tensor is not contiguous)."""
+    flat = _reshape(_contiguous(_detach(t)), (-1,))
+    return flat if flat.dtype == torch.uint8 else _view(flat, torch.uint8)
+
+
 def tensor_bytes(t):
     """Raw bytes of a tensor's values, C order, on the host."""
     host = _contiguous(_to(_detach(t), "cpu"))
