@@ -7,7 +7,8 @@
 # N_CUDA_L1 (default 12) rows of $CUDA_L1_JSONL with a custom_code. Prints evaluations per hour,
 # median and p90 candidate load time (builds included), the share of time the GPU sat idle
 # (nvidia-smi samples with no kernel running) and whether the two paths agree on every verdict.
-# N_PLAIN / N_CUDA cap the bundled solutions taken; MODES="stock" then MODES="queue" with one
+# N_PLAIN / N_CUDA cap the bundled solutions taken; LANES: the queue's lanes per GPU (their checks
+# overlap, their timing takes turns: core/device_gate.h); MODES="stock" then MODES="queue" with one
 # OUT_DIR runs the paths in two calls (the pairs file is reused), the table comes after both.
 set -uo pipefail
 cli=$1 n_l1=${2:-12} out=${3:-$(mktemp -d)}
@@ -43,22 +44,32 @@ echo "$(wc -l <"$out/pairs.jsonl") candidates" >&2
 
 # Every task's lint first, so neither path pays for it.
 python3 -c 'import json,sys; [print(json.loads(l)["task"]) for l in open(sys.argv[1])]' "$out/pairs.jsonl" | sort -u |
-  head -n "${LIMIT:-1000000}" | xargs "$cli" lint-task --device "$device" >/dev/null 2>&1
+  head -n "${LIMIT:-1000000}" | xargs -n 1 -P "${LINT_PARALLEL:-4}" "$cli" lint-task --device "$device" >/dev/null 2>&1
 
 sample_gpu() {  # $1: file; one utilisation sample every 200 ms until killed
   command -v nvidia-smi >/dev/null || return 0
   nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 200 >"$1" 2>/dev/null
 }
 for mode in ${MODES:-queue stock}; do
-  flag=; [ $mode = stock ] && flag=--stock
+  flag="--lanes ${LANES:-1}"; [ $mode = stock ] && flag=--stock
   # Each path starts with no build cache: a build it needs is a cache miss.
   export CUDAL1_CACHE=$out/cache_$mode
+  # The queue's precompiled headers are built once per machine, torch and compiler, then serve
+  # every later build: made here, outside the timed run, by building a fixture that is not in the
+  # set (WARM_PCH= skips it). Every module of the set is still a cache miss.
+  warm=${WARM_PCH-$root/tests/fixtures/cuda/ok_scale_add_float4_cuda.py}
+  if [ $mode = queue ] && [ -n "$warm" ] && [ "$device" != cpu ] && [ ! -s "$out/warmup.txt" ]; then
+    t0=$SECONDS
+    "$cli" build "$warm" --device "$device" >/dev/null 2>&1
+    echo "toolchain warm-up before the queue's run (precompiled headers): $((SECONDS - t0)) s" >"$out/warmup.txt"
+  fi
   sample_gpu "$out/gpu_$mode.txt" & sampler=$!
   "$cli" batch --pairs "$out/pairs.jsonl" ${LIMIT:+--limit "$LIMIT"} $flag --device "$device" --out "$out/results_$mode.jsonl" --json >"$out/summary_$mode.json" 2>"$out/log_$mode.txt"
   kill $sampler 2>/dev/null; wait $sampler 2>/dev/null
 done
 
 [ -s "$out/summary_queue.json" ] && [ -s "$out/summary_stock.json" ] || { echo "one path so far: run the other with MODES and the same OUT_DIR"; exit 0; }
+[ -s "$out/warmup.txt" ] && cat "$out/warmup.txt"
 python3 - "$out" <<'PY'
 import json, statistics, sys
 out = sys.argv[1]
@@ -90,6 +101,23 @@ for mode in ("queue", "stock"):
 print(f"{'path':<7} {'evals':>5} {'wall s':>8} {'evals/hour':>10} {'builds':>6} {'build median s':>14} {'build p90 s':>11} {'load median s':>13} {'GPU idle':>8}")
 for m, n, w, e, (bmed, bp90, bn), lmed, idle in rows:
     print(f"{m:<7} {n:>5} {w:>8.1f} {e:>10.0f} {bn:>6} {bmed:>14.1f} {bp90:>11.1f} {lmed:>13.1f} {100*idle:>7.1f}%")
+# Where each path's lane time went: the median seconds of each evaluation phase.
+for mode in ("queue", "stock"):
+    phases = {}
+    for l in open(f"{out}/results_{mode}.jsonl"):
+        for k, v in ((json.loads(l).get("result") or {}).get("phase_seconds") or {}).items():
+            phases.setdefault(k, []).append(v)
+    print(f"{mode} phases (median s): " + ", ".join(f"{k} {statistics.median(v):.1f}" for k, v in sorted(phases.items())))
+# The two paths' speedups for the same candidates: lanes sharing a GPU must not move them.
+speed = {}
+for mode in ("queue", "stock"):
+    for l in open(f"{out}/results_{mode}.jsonl"):
+        r = json.loads(l); res = r.get("result") or {}
+        e = (res.get("speedup") or {}).get("eager")
+        if e: speed.setdefault(r["id"], {})[mode] = e
+both = [(k, v["queue"], v["stock"]) for k, v in speed.items() if len(v) == 2]
+if both:
+    print("speedup vs eager, queue / stock: " + ", ".join(f"{k.split('/')[-1]} {q:.2f}/{s:.2f}" for k, q, s in both))
 q, s = verdicts["queue"], verdicts["stock"]
 differ = [k for k in q if q[k] != s.get(k)]
 print(f"speedup of evaluations/hour: {rows[0][3] / rows[1][3]:.1f}x; verdicts differ on {len(differ)} of {len(q)}"

@@ -39,6 +39,7 @@ json BuildOutcome::to_json() const {
     json j = {{"spec_id", m.spec_id}, {"name", m.name}, {"so", m.so_path}, {"path", m.path},
               {"cache_hit", m.cache_hit}, {"seconds", m.seconds}};
     if (!m.error.empty()) j["error"] = m.error;
+    if (!m.notes.empty()) j["notes"] = m.notes;
     mods.push_back(j);
   }
   for (auto& [name, why] : in_process) local.push_back({{"name", name}, {"path", "in_process"}, {"reason", why}});

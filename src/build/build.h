@@ -33,6 +33,7 @@ struct BuiltModule {
   bool cache_hit = false;
   double seconds = 0;
   std::string error;  // not empty: the build failed (so_path is empty); the compiler's words
+  std::vector<std::string> notes;  // why the fast path gave a step to torch's own command
 };
 
 struct BuildOutcome {

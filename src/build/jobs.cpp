@@ -98,6 +98,7 @@ StepResult JobPool::execute(const Step& step, Clock::time_point deadline) {
                            "CPATH", "LIBRARY_PATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "NVCC_"};
   ps.limits.output_bytes = kOutputLimit;
   ps.limits.drop_privileges = true;
+  ps.limits.nice = 10;  // builds run beside timed evaluations: the timed processes go first
   HiddenDir hide{root_.string(), fs::relative(step.cwd, root_).string(), (stage.dir / "rw").string(), "", ""};
   if (!step.read_only.empty()) {
     hide.keep_read_only = fs::relative(step.read_only, root_).string();

@@ -271,7 +271,9 @@ std::optional<BuiltModule> read_entry(const fs::path& entry, const ModuleRequest
   } catch (const json::exception&) {
     return std::nullopt;
   }
-  BuiltModule m{req.spec_id, req.module, "", j.value("path", std::string("plain")), true, 0, ""};
+  BuiltModule m{req.spec_id, req.module, "", j.value("path", std::string("plain")), true, 0, "", {}};
+  for (auto& n : j.value("fallbacks", json::array()))
+    if (n.is_string()) m.notes.push_back(n.get<std::string>());
   if (!j.value("ok", false)) {
     m.error = j.value("error", std::string("the build failed"));
     return m;
@@ -286,7 +288,7 @@ std::optional<BuiltModule> read_entry(const fs::path& entry, const ModuleRequest
 
 BuiltModule build_module(const ModuleContext& ctx, const ModuleRequest& req, Clock::time_point deadline) {
   auto start = Clock::now();
-  BuiltModule out{req.spec_id, req.module, "", ctx.fast ? "fast" : "plain", false, 0, ""};
+  BuiltModule out{req.spec_id, req.module, "", ctx.fast ? "fast" : "plain", false, 0, "", {}};
   auto finish = [&](BuiltModule m) {
     m.seconds = since(start);
     return m;
@@ -343,8 +345,12 @@ BuiltModule build_module(const ModuleContext& ctx, const ModuleRequest& req, Clo
     std::error_code ec;
     fs::remove_all(job, ec);
     if (keep)
-      if (auto done = read_entry(entry, req)) return finish({done->spec_id, done->name, done->so_path, done->path, false, 0, done->error});
+      if (auto done = read_entry(entry, req)) {
+        done->cache_hit = false;
+        return finish(*done);
+      }
     out.path = b.path;
+    for (auto& n : b.record["fallbacks"]) out.notes.push_back(n.get<std::string>());
     out.error = ok ? "the finished build could not be published in the cache" : b.error;
     return finish(out);
   } catch (const std::exception& e) {

@@ -81,6 +81,7 @@ bool make_dirs(char* path, std::size_t prefix) {
 
   struct rlimit core = {0, 0};
   setrlimit(RLIMIT_CORE, &core);
+  if (spec.limits.nice > 0) setpriority(PRIO_PROCESS, 0, spec.limits.nice);
   if (spec.limits.limit_address_space && spec.limits.memory_bytes) {
     struct rlimit as = {spec.limits.memory_bytes, spec.limits.memory_bytes};
     setrlimit(RLIMIT_AS, &as);

@@ -32,6 +32,7 @@ struct ProcessLimits {
   std::size_t memory_bytes = 0;            // resident set size; 0 = no limit
   bool limit_address_space = false;        // also set RLIMIT_AS to memory_bytes (not with CUDA)
   bool drop_privileges = false;            // no capabilities, no new privileges, no core dumps
+  int nice = 0;                            // added to the scheduling niceness (compilers yield to timed work)
   // In a private mount namespace (best effort: skipped where the kernel or user cannot):
   std::vector<HiddenDir> hide_dirs;        // covered by a read-only tmpfs, but for one subfolder
   std::vector<std::string> hide_files;     // /dev/null bound over them: reads empty, writes vanish
