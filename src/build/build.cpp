@@ -40,6 +40,7 @@ json BuildOutcome::to_json() const {
               {"cache_hit", m.cache_hit}, {"seconds", m.seconds}};
     if (!m.error.empty()) j["error"] = m.error;
     if (!m.notes.empty()) j["notes"] = m.notes;
+    if (!m.content_id.empty()) j["content_id"] = m.content_id;
     mods.push_back(j);
   }
   for (auto& [name, why] : in_process) local.push_back({{"name", name}, {"path", "in_process"}, {"reason", why}});
@@ -157,7 +158,7 @@ BuildOutcome BuildService::build_candidate(const std::string& candidate_path, co
     try {
       std::string archs = impl_->arch_list(device);
       Prepared p = impl_->prep.prepare(call.spec, call.module, archs);
-      requests.push_back({p.spec_id, p.module, p.files});
+      requests.push_back({p.spec_id, p.module, p.files, call.content_id});
       ModuleContext ctx{impl_->layout, impl_->pool, impl_->pch, impl_->fingerprint(requests.back(), archs), impl_->cfg.fast_path};
       builds.push_back(std::async(std::launch::async, [ctx, &req = requests.back(), deadline] {
         return build_module(ctx, req, deadline);

@@ -34,6 +34,7 @@ struct BuiltModule {
   double seconds = 0;
   std::string error;  // not empty: the build failed (so_path is empty); the compiler's words
   std::vector<std::string> notes;  // why the fast path gave a step to torch's own command
+  std::string content_id;          // the spec less its name (inline_build.content_id)
 };
 
 struct BuildOutcome {

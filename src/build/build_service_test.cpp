@@ -24,10 +24,10 @@ fs::path fresh_cache(const std::string& name) {
 std::string candidate(const std::string& name) { return (fixtures_dir() / "candidates" / name).string(); }
 std::string task(const std::string& name) { return (fixtures_dir() / "tasks" / name).string(); }
 
-EvalResult evaluate_with(std::shared_ptr<const BuildOutcome> built, const std::string& task_file, const std::string& cand) {
+EvalResult evaluate_with(std::shared_ptr<const BuildOutcome> built, const std::string& task_file, const std::string& cand_path) {
   EvalOptions o;
   o.task_path = task(task_file);
-  o.candidate_path = candidate(cand);
+  o.candidate_path = cand_path;
   o.timing = false;
   o.lint = false;
   o.prebuilt = std::move(built);
@@ -50,7 +50,7 @@ TEST(BuildService, PlainBuildServesTheEvaluationAndTheCacheAnswersAgain) {
   EXPECT_FALSE(out->modules[0].cache_hit);
   ASSERT_TRUE(fs::exists(out->modules[0].so_path));
 
-  EvalResult r = evaluate_with(out, "scale_add.py", "ok_scale_add_load_inline_cpu.py");
+  EvalResult r = evaluate_with(out, "scale_add.py", candidate("ok_scale_add_load_inline_cpu.py"));
   EXPECT_TRUE(r.accepted) << r.error;
   ASSERT_TRUE(r.build.contains("calls_reported")) << r.build.dump();
   EXPECT_EQ(r.build["calls_reported"]["served"].size(), 1u) << r.build.dump();
@@ -72,7 +72,7 @@ TEST(BuildService, CompileErrorReachesTheVerdict) {
   auto out = std::make_shared<BuildOutcome>(svc.build_candidate(candidate("compile_error_load_inline_cpp.py"), "cpu", 600));
   ASSERT_EQ(out->kind, BuildOutcome::Kind::compile_error) << out->to_json().dump();
   EXPECT_NE(out->log.find("error"), std::string::npos) << out->log;
-  EvalResult r = evaluate_with(out, "scale_add.py", "compile_error_load_inline_cpp.py");
+  EvalResult r = evaluate_with(out, "scale_add.py", candidate("compile_error_load_inline_cpp.py"));
   EXPECT_EQ(r.status, Status::compile_error) << r.error;
 }
 
@@ -94,6 +94,27 @@ TEST(BuildService, FastPathUsesThePrecompiledHeader) {
   ASSERT_EQ(out->kind, BuildOutcome::Kind::built) << out->log;
   ASSERT_EQ(out->modules.size(), 1u);
   EXPECT_EQ(out->modules[0].path, "fast") << out->to_json().dump();
-  EvalResult r = evaluate_with(out, "gemm_relu.py", "ok_gemm_relu_load_inline_cpu.py");
+  EvalResult r = evaluate_with(out, "gemm_relu.py", candidate("ok_gemm_relu_load_inline_cpu.py"));
   EXPECT_TRUE(r.accepted) << r.error;
+}
+
+// An extension named after the clock: the capture saw one name, the evaluation's load asks for
+// another. The same sources and flags are the same build, served under the name it was built
+// with, and the candidate's process compiles nothing.
+TEST(BuildService, ExtensionNamedAfterTheClockIsServedByContent) {
+  BuildConfig cfg;
+  cfg.cache_root = fresh_cache("clock").string();
+  cfg.fast_path = false;
+  BuildService svc(cfg);
+  std::string cand = (fixtures_dir() / "build" / "clock_named_load_inline_cpu.py").string();
+  auto out = std::make_shared<BuildOutcome>(svc.build_candidate(cand, "cpu", 600));
+  ASSERT_EQ(out->kind, BuildOutcome::Kind::built) << out->log;
+  ASSERT_EQ(out->modules.size(), 1u);
+  EXPECT_FALSE(out->modules[0].content_id.empty());
+  EvalResult r = evaluate_with(out, "scale_add.py", cand);
+  EXPECT_TRUE(r.accepted) << r.error;
+  const auto& calls = r.build["calls_reported"];
+  EXPECT_TRUE(calls["missed"].empty()) << r.build.dump();
+  ASSERT_EQ(calls.value("renamed", nlohmann::json::array()).size(), 1u) << r.build.dump();
+  EXPECT_EQ(calls["renamed"][0]["built"], out->modules[0].name);
 }

@@ -271,7 +271,7 @@ std::optional<BuiltModule> read_entry(const fs::path& entry, const ModuleRequest
   } catch (const json::exception&) {
     return std::nullopt;
   }
-  BuiltModule m{req.spec_id, req.module, "", j.value("path", std::string("plain")), true, 0, "", {}};
+  BuiltModule m{req.spec_id, req.module, "", j.value("path", std::string("plain")), true, 0, "", {}, req.content_id};
   for (auto& n : j.value("fallbacks", json::array()))
     if (n.is_string()) m.notes.push_back(n.get<std::string>());
   if (!j.value("ok", false)) {
@@ -288,7 +288,7 @@ std::optional<BuiltModule> read_entry(const fs::path& entry, const ModuleRequest
 
 BuiltModule build_module(const ModuleContext& ctx, const ModuleRequest& req, Clock::time_point deadline) {
   auto start = Clock::now();
-  BuiltModule out{req.spec_id, req.module, "", ctx.fast ? "fast" : "plain", false, 0, "", {}};
+  BuiltModule out{req.spec_id, req.module, "", ctx.fast ? "fast" : "plain", false, 0, "", {}, req.content_id};
   auto finish = [&](BuiltModule m) {
     m.seconds = since(start);
     return m;

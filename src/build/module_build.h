@@ -29,7 +29,8 @@ struct ModuleContext {
 
 struct ModuleRequest {
   std::string spec_id, module;
-  std::map<std::string, std::string> files;  // main.cpp, cuda.cu, build.ninja as torch wrote them
+  std::map<std::string, std::string> files;
+  std::string content_id;  // carried to the result (BuiltModule::content_id)  // main.cpp, cuda.cu, build.ninja as torch wrote them
 };
 
 // Never throws for a candidate's fault: a failed build comes back with `error` set.

@@ -114,6 +114,9 @@ Capture capture_builds(const CaptureOptions& o) {
       std::string why = spec_problem(call.spec);
       call.spec_id = c["spec_id"].get<std::string>();
       call.module = c["module"].get<std::string>();
+      call.content_id = c.value("content_id", std::string());
+      if (!call.content_id.empty() && !hex64(call.content_id))
+        return cap.message = "the capture reply holds a malformed content id", cap;
       if (!why.empty() || !hex64(call.spec_id) || !identifier(call.module))
         return cap.message = "the capture reply holds a malformed spec" + (why.empty() ? "" : ": " + why), cap;
       call.name = call.spec["name"].get<std::string>();

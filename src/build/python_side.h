@@ -21,6 +21,7 @@ namespace cudal1 {
 
 struct CapturedCall {
   std::string name, spec_id, module;  // module: the name the .so is built under (name, name_v1, ...)
+  std::string content_id;             // the spec less its name (a load under another name matches it)
   std::string unsupported;            // not empty: the call builds in the candidate's own process
   nlohmann::json spec;
 };

@@ -22,7 +22,7 @@ nlohmann::json stage_prebuilt(const BuildOutcome& outcome, const fs::path& candi
     if (ec)
       throw Error(ErrorKind::runner, "cannot copy the built module " + m.so_path + " for the candidate: " + ec.message(),
                   "check the free space and permissions of the scratch folder (CUDAL1_SCRATCH)");
-    entries.push_back({{"spec_id", m.spec_id}, {"so", copy.string()}, {"module", m.name}});
+    entries.push_back({{"spec_id", m.spec_id}, {"so", copy.string()}, {"module", m.name}, {"content_id", m.content_id}});
   }
   return entries;
 }

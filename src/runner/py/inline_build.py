@@ -95,6 +95,12 @@ def spec_id(spec):
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def content_id(spec):
+    """The spec without its name: a candidate that names its extension after the clock
+    (f"ext_{int(time.time())}") asks for the same build at capture and at load under two names."""
+    return spec_id({k: v for k, v in spec.items() if k != "name"})
+
+
 class _Versions:
     """torch's ExtensionVersioner, as a process sees it: a name built again with other inputs
     becomes name_v1, name_v2, ... (and that is the module name the .so is built with)."""
@@ -172,7 +178,7 @@ def capture(path, load_module):
         sid = spec_id(spec)
         module = versions.module_name(spec, sid)
         _mutate_like_torch(args, kwargs, spec)
-        calls.append({"spec": spec, "spec_id": sid, "module": module})
+        calls.append({"spec": spec, "spec_id": sid, "module": module, "content_id": content_id(spec)})
         return _Pending(module)
 
     def refuse_load(*args, **kwargs):
@@ -255,6 +261,7 @@ def install_prebuilt(entries):
     A load_inline call whose spec matches is answered from them; any other call builds as usual
     and is recorded in prebuilt_report["missed"]."""
     by_id = {e["spec_id"]: e for e in entries}
+    by_content = {e["content_id"]: e for e in entries if e.get("content_id") and "so" in e}
     versions = _Versions()
 
     def load_inline(*args, **kwargs):
@@ -266,6 +273,13 @@ def install_prebuilt(entries):
         sid = spec_id(spec)
         module = versions.module_name(spec, sid)
         entry = by_id.get(sid)
+        if entry is None and content_id(spec) in by_content:
+            # The same build under another name: the module keeps the name it was built with.
+            entry = by_content[content_id(spec)]
+            _mutate_like_torch(args, kwargs, spec)
+            prebuilt_report["served"].append(sid)
+            prebuilt_report.setdefault("renamed", []).append({"asked": spec["name"], "built": entry["module"]})
+            return _import_so(entry["module"], entry["so"])
         if entry is None:
             prebuilt_report["missed"].append(sid)
             return _real_load_inline(*args, **kwargs)
