@@ -96,8 +96,8 @@ has throughput && MODES=${THROUGHPUT_MODES:-queue stock} bench/throughput.sh "$b
 has baselines && "$bin/cudal1" baselines --device cuda --control $(ls tasks/level1/*.py | head -n "${N_BASELINES:-4}") \
   >"$out/baselines.txt" 2>&1
 
-# 4f. A CUDA-L1 file scored (stage bench; BENCH_JSONL, BENCH_LIMIT), with its HTML report.
-has bench && "$bin/cudal1" bench --jsonl "${BENCH_JSONL:?set BENCH_JSONL}" --limit "${BENCH_LIMIT:-20}" --device cuda \
+# 4f. A CUDA-L1 file scored (stage bench, when BENCH_JSONL names one; BENCH_LIMIT), with its HTML report.
+has bench && [ -n "${BENCH_JSONL:-}" ] && "$bin/cudal1" bench --jsonl "$BENCH_JSONL" --limit "${BENCH_LIMIT:-20}" --device cuda \
   --work "$scratch/bench_work" --html "$out/bench.html" --markdown "$out/bench.md" >"$out/bench_cuda_l1.txt" 2>&1
 
 # 4g. CUDA graph versions of a CUDA-L1 file's tasks, each verified (stage enrich; ENRICH_JSONL,
