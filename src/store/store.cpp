@@ -175,4 +175,25 @@ std::optional<double> Store::best_speedup(const std::string& task_hash, const st
   });
 }
 
+std::vector<Store::Exemplar> Store::exemplars(const std::string& task_hash, const std::string& protocol_key,
+                                              const std::string& device) {
+  std::lock_guard<std::mutex> lock(m_);
+  return guarded(path_, "reading the store", [&] {
+    // The newest row per candidate decides: a later rejection takes an exemplar out.
+    SQLite::Statement q(*db_,
+                        "SELECT candidate_hash, candidate_source, speedup_eager FROM evaluations e "
+                        "WHERE task_hash = ?1 AND protocol = ?2 AND device = ?3 AND accepted = 1 "
+                        "AND speedup_eager IS NOT NULL AND id = (SELECT MAX(id) FROM evaluations n "
+                        "WHERE n.task_hash = e.task_hash AND n.candidate_hash = e.candidate_hash "
+                        "AND n.protocol = e.protocol AND n.device = e.device) ORDER BY id");
+    q.bind(1, task_hash);
+    q.bind(2, protocol_key);
+    q.bind(3, device);
+    std::vector<Exemplar> out;
+    while (q.executeStep())
+      out.push_back({q.getColumn(0).getString(), q.getColumn(1).getString(), q.getColumn(2).getDouble()});
+    return out;
+  });
+}
+
 }  // namespace cudal1

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "evaluator/result.h"
 
@@ -37,6 +38,15 @@ class Store {
   // The best accepted eager speedup on record for a task on a device ("cpu", "cuda:1") under a protocol.
   std::optional<double> best_speedup(const std::string& task_hash, const std::string& protocol_key,
                                      const std::string& device);
+
+  // A task's exemplars for contrastive prompts (rl/sampler.h): every candidate whose newest
+  // evaluation on this device and protocol was accepted with an eager speedup, oldest first.
+  struct Exemplar {
+    std::string candidate_hash, source;
+    double speedup = 0;
+  };
+  std::vector<Exemplar> exemplars(const std::string& task_hash, const std::string& protocol_key,
+                                  const std::string& device);
 
   // Computed facts worth keeping (task metadata by content hash, device ceilings by device),
   // keyed by what they describe and the version of the code that computed them.

@@ -71,3 +71,34 @@ TEST(Store, BestSpeedupCountsOnlyAcceptedRowsOfTheSameTaskDeviceAndProtocol) {
   EXPECT_DOUBLE_EQ(*store.best_speedup("t", "p", "cuda"), 2.5);
   std::filesystem::remove_all(dir);
 }
+
+TEST(Store, ExemplarsAreCandidatesWhoseNewestVerdictIsAccepted) {
+  auto dir = std::filesystem::temp_directory_path() / ("cudal1-exemplars-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  cudal1::Store store(dir / "r.db");
+  auto row = [&](const char* cand, double speedup, bool accepted, const char* device = "cuda:0") {
+    cudal1::EvalResult r;
+    r.task_hash = "t";
+    r.candidate_hash = cand;
+    r.accepted = accepted;
+    if (speedup > 0) r.speedup["eager"] = speedup;
+    store.save(r, "p", device, std::string("source of ") + cand);
+  };
+  EXPECT_TRUE(store.exemplars("t", "p", "cuda:0").empty());
+  row("a", 1.5, true);
+  row("b", 3.0, true);
+  row("b", 3.0, false);  // re-evaluated and rejected: no longer an exemplar
+  row("c", 0.0, true);   // accepted but never timed: no score to show
+  row("d", 2.0, false);
+  row("d", 2.2, true);   // rejected once, accepted since
+  row("e", 9.0, true, "cpu");
+  auto ex = store.exemplars("t", "p", "cuda:0");
+  ASSERT_EQ(ex.size(), 2u);
+  EXPECT_EQ(ex[0].candidate_hash, "a");
+  EXPECT_EQ(ex[0].source, "source of a");
+  EXPECT_DOUBLE_EQ(ex[0].speedup, 1.5);
+  EXPECT_EQ(ex[1].candidate_hash, "d");
+  EXPECT_DOUBLE_EQ(ex[1].speedup, 2.2);
+  EXPECT_TRUE(store.exemplars("t", "other", "cuda:0").empty());
+  std::filesystem::remove_all(dir);
+}
