@@ -233,11 +233,12 @@ EvalResult run_evaluation(PreparedEvaluation& p) {
   std::string stage_now;
   auto stage_start = std::chrono::steady_clock::now();
   DeviceGate::Hold device_hold;
+  auto add_seconds = [&](const std::string& phase, auto from, auto to) {
+    r.phase_seconds[phase] = r.phase_seconds.value(phase, 0.0) + std::chrono::duration<double>(to - from).count();
+  };
   auto report = [&](const std::string& stage, double f) {
     auto now = std::chrono::steady_clock::now();
-    if (!stage_now.empty())
-      r.phase_seconds[stage_now] = r.phase_seconds.value(stage_now, 0.0) +
-                                   std::chrono::duration<double>(now - stage_start).count();
+    if (!stage_now.empty()) add_seconds(stage_now, stage_start, now);
     if (o.device_gate) {
       // Attribution compares kernels' shares of the candidate's own GPU time, which another
       // process's work does not shift much; speed figures need the device alone.
@@ -250,8 +251,7 @@ EvalResult run_evaluation(PreparedEvaluation& p) {
         device_hold.release();
         device_hold = o.device_gate->acquire(mode);
         auto after = std::chrono::steady_clock::now();
-        r.phase_seconds["device_wait"] = r.phase_seconds.value("device_wait", 0.0) +
-                                         std::chrono::duration<double>(after - now).count();
+        add_seconds("device_wait", now, after);
         now = after;
       }
     }

@@ -168,6 +168,13 @@ struct TimedRun {
   double idle_ms = 0, idle_cpu_ms = 0;  // the candidate's other threads while it waited
   double ref_idle_ms = 0, ref_idle_cpu_ms = 0;  // the reference's, for what torch and the driver do anyway
 
+  // A worker's report of its idle time since its last batch, added to one side's totals.
+  static void add_idle(const json& body, double& ms, double& cpu_ms) {
+    if (!body.contains("idle") || !body["idle"].is_object()) return;
+    ms += body["idle"].value("idle_ms", 0.0);
+    cpu_ms += body["idle"].value("other_threads_cpu_ms", 0.0);
+  }
+
   void keep(const json& req, const json& recs, std::size_t from) {
     for (std::size_t i = from; i < recs.size(); ++i) pool.push_back({req["calls"][i], recs[i].value("samples", json())});
   }
@@ -221,10 +228,7 @@ bool time_bucket(Session& s, Worker& cand, const TimingSettings& ts, const Overh
       WorkerReply rep = cand.request(req, batch_timeout);
       if (apply_candidate_failure(rep, "timed calls", cand.stderr_tail(), r)) return false;
       apply_guard_evidence(rep.body, true, r);
-      if (rep.body.contains("idle") && rep.body["idle"].is_object()) {
-        run.idle_ms += rep.body["idle"].value("idle_ms", 0.0);
-        run.idle_cpu_ms += rep.body["idle"].value("other_threads_cpu_ms", 0.0);
-      }
+      TimedRun::add_idle(rep.body, run.idle_ms, run.idle_cpu_ms);
       const json* recs = call_records(req, rep, r);
       if (!recs) return false;
       run.keep(req, *recs, kSettle);
@@ -235,10 +239,7 @@ bool time_bucket(Session& s, Worker& cand, const TimingSettings& ts, const Overh
       bucket.cand_stalled_ms = rep.stalled_ms;
     } else {
       WorkerReply rep = reference_call(s.ref, req, batch_timeout, s.task);
-      if (rep.body.contains("idle") && rep.body["idle"].is_object()) {
-        run.ref_idle_ms += rep.body["idle"].value("idle_ms", 0.0);
-        run.ref_idle_cpu_ms += rep.body["idle"].value("other_threads_cpu_ms", 0.0);
-      }
+      TimedRun::add_idle(rep.body, run.ref_idle_ms, run.ref_idle_cpu_ms);
       const json& recs = rep.body["calls"];
       bucket.ref_ms = field(recs, "device_ms");
       bucket.ref_host_ms = field(recs, "host_ms");

@@ -9,15 +9,8 @@ import os
 
 import loading
 import tensor_io
-import torch
-
 from roles import (_clone, _digest, _load_task, _manual_seed, _no_grad, _task_failure,
                    draw_inputs, environment)
-
-
-def _draw_inputs(task, draw, device):
-    """One input draw, as the evaluator makes a case's inputs (roles.draw_inputs)."""
-    return draw_inputs(task, draw["dist"], draw["seed"], torch.device(device))
 
 
 def _build_model(task, seed, device):
@@ -36,7 +29,8 @@ def op_lint_task(host, req):
     except loading.LoadFailure as f:
         return _task_failure(f)
     device = host.device
-    draws = [_draw_inputs(task, d, device) for d in req["inputs"]]
+    # As the evaluator draws a case's inputs.
+    draws = [draw_inputs(task, d["dist"], d["seed"], device) for d in req["inputs"]]
     inits, outputs = [], []
     for j, seed in enumerate(req["inits"]):
         model = _build_model(task, seed, device)

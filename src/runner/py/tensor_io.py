@@ -38,11 +38,7 @@ def byte_view(t):
 
 def tensor_bytes(t):
     """Raw bytes of a tensor's values, C order, on the host."""
-    host = _contiguous(_to(_detach(t), "cpu"))
-    flat = _reshape(host, (-1,))
-    if flat.dtype != torch.uint8:
-        flat = _view(flat, torch.uint8)
-    return _numpy(flat).tobytes()
+    return _numpy(byte_view(_to(_detach(t), "cpu"))).tobytes()
 
 
 def write_values(path, values):
