@@ -30,6 +30,7 @@ struct BenchArgs {
   std::string jsonl, folder, suite, levels, device = "cuda", db, work, html, markdown, title;
   std::size_t limit = 0;
   int gpus = 0, lanes = 1;
+  double memory_budget_gb = 0;
   bool json_out = false, no_baselines = false, force = false, no_sol = false;
   BuildServiceFlags builds;
 };
@@ -101,6 +102,7 @@ void run_bench(const BenchArgs& a) {
   std::unique_ptr<Store> store = open_store(a.db, false);  // the store is what makes a run resumable
   QueueConfig config;
   config.devices = lane_devices(a.device, a.gpus, a.lanes, false);
+  config.memory_budget_bytes = uint64_t(a.memory_budget_gb * double(1ull << 30));
   for (auto& j : jobs) {
     j.options.baselines = !a.no_baselines;
     j.options.cache_store = store.get();
@@ -180,6 +182,7 @@ void register_bench(CLI::App& app) {
   cmd->add_option("-d,--device", args->device, "cuda (every visible GPU), cuda:N, or cpu")->capture_default_str();
   cmd->add_option("--gpus", args->gpus, "use at most this many GPUs (0: all)");
   cmd->add_option("--lanes", args->lanes, "evaluations side by side on each device; on one device their checks overlap and their timing takes turns")->capture_default_str();
+  cmd->add_option("--eval-memory-gb", args->memory_budget_gb, "host memory the lanes' evaluations may hold at once, in GB (0: three quarters of what is available)")->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--html", args->html, "write the HTML report here");
   cmd->add_option("--markdown", args->markdown, "write the Markdown summary here");
   cmd->add_option("--title", args->title, "the report's title");

@@ -9,6 +9,7 @@
 #include "baselines/baselines.h"
 #include "core/error.h"
 #include "core/hash.h"
+#include "core/owned_dir.h"
 #include "core/paths.h"
 #include "evaluator/measure.h"
 #include "evaluator/prebuilt.h"
@@ -33,14 +34,11 @@ milliseconds seconds_to_ms(double s) { return milliseconds(static_cast<long long
 
 bool is_cuda(const std::string& device) { return device.rfind("cuda", 0) == 0; }
 
-// Removes the evaluation's private directory however the evaluation ends.
+// The evaluation's private directory: removed however the evaluation ends, and by a later
+// process when this one is killed (core/owned_dir.h).
 struct ScratchDir {
-  fs::path root;
-  ScratchDir() : root(make_private_dir("cudal1-eval", scratch_parent())) {}
-  ~ScratchDir() {
-    std::error_code ec;
-    fs::remove_all(root, ec);
-  }
+  OwnedDir dir{"cudal1-eval", scratch_parent()};
+  fs::path root = dir.path();
 };
 
 struct Plan {
@@ -57,6 +55,27 @@ Plan make_plan(std::optional<uint64_t> seed) {
     for (const char* dist : kDistributions)
       p.cases.push_back({{"init", j}, {"dist", dist}, {"seed", p.base_seed + 100 + k++}});
   return p;
+}
+
+// Host memory an evaluation holds besides its tensors: the two workers with torch (and, on
+// CUDA, its context); a task not measured yet is first assumed this large.
+uint64_t worker_bytes(const std::string& device) { return is_cuda(device) ? uint64_t(2) << 30 : uint64_t(512) << 20; }
+constexpr uint64_t kFirstFootprintGuess = uint64_t(1) << 30;
+
+// What a task's tensors take while it is evaluated: its inputs (files in the shared folder), every
+// case's expected outputs (held here), and one case's outputs about four times over (the
+// candidate's file, its copy here, case 0's kept for the precision ladder, the oracle's).
+uint64_t evaluation_footprint(const fs::path& inputs_dir, const std::vector<std::vector<TensorValue>>& expected) {
+  uint64_t inputs = 0, all = 0, largest = 0;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(inputs_dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+    if (it->is_regular_file(ec)) inputs += it->file_size(ec);
+  for (auto& case_outputs : expected) {
+    uint64_t bytes = 0;
+    for (auto& v : case_outputs) bytes += v.bytes.size();
+    all += bytes, largest = std::max(largest, bytes);
+  }
+  return inputs + all + 4 * largest;
 }
 
 // The precision ladder on case 0 of a float32 task (precision.h). The oracle's outputs go to a
@@ -110,6 +129,7 @@ struct PreparedEvaluation {
   EvalOptions o;
   EvalResult r;
   std::string task_src, cand_src, python;
+  MemoryBudget::Hold memory;  // declared before scratch: released after its files are gone
   ScratchDir scratch;
   fs::path shared, secret, ref_dir, cand_dir, oracle_dir;
   Plan plan;
@@ -167,7 +187,7 @@ void stage_builds(PreparedEvaluation& p) {
 
 PreparedPtr prepare_evaluation(const EvalOptions& options) {
   auto start = std::chrono::steady_clock::now();
-  PreparedPtr p(new PreparedEvaluation{options, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, nullptr, 0});
+  PreparedPtr p(new PreparedEvaluation{options, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, nullptr, 0});
   const EvalOptions& o = p->o;
   EvalResult& r = p->r;
   r.task_path = fs::absolute(o.task_path).string();
@@ -260,6 +280,14 @@ EvalResult run_evaluation(PreparedEvaluation& p) {
     if (o.progress) o.progress(stage, f);
   };
 
+  // Host memory before anything of the device is held: an evaluation waiting here must not keep
+  // another from the exclusive hold it needs to finish and free its memory.
+  if (o.memory_budget) {
+    auto t0 = std::chrono::steady_clock::now();
+    p.memory = o.memory_budget->reserve(worker_bytes(o.device) + o.memory_budget->estimate(r.task_hash, kFirstFootprintGuess));
+    add_seconds("memory_wait", t0, std::chrono::steady_clock::now());
+  }
+
   // 0. The task's own lint: a speedup on a task a null kernel passes is labelled as such.
   if (o.lint) {
     report("lint", 0.0);
@@ -288,6 +316,11 @@ EvalResult run_evaluation(PreparedEvaluation& p) {
     fs::remove(f);  // gone from disk before any candidate code runs
   }
   fs::remove_all(secret);
+  if (o.memory_budget) {
+    uint64_t footprint = evaluation_footprint(shared, expected);
+    o.memory_budget->remember(r.task_hash, footprint);
+    p.memory.resize(worker_bytes(o.device) + footprint);
+  }
   const json& env = loaded["env"];
   r.provenance = {{"protocol", kProtocolVersion}, {"protocol_key", o.protocol_key()},
                   {"device", o.device}, {"device_name", env.value("device_name", "")},

@@ -15,6 +15,7 @@
 
 #include "build/build.h"
 #include "core/device_gate.h"
+#include "core/memory_budget.h"
 #include "evaluator/compare.h"
 #include "evaluator/result.h"
 
@@ -69,6 +70,9 @@ struct EvalOptions {
   // Set when other evaluations share the device (a queue's lanes on one GPU): timing and
   // baselines then hold it alone, the other stages share it. Null: no other user is known.
   std::shared_ptr<DeviceGate> device_gate;
+  // Set when other evaluations run beside this one in the process: it waits for host memory
+  // before its reference runs (core/memory_budget.h). Null: nothing else is known to run.
+  std::shared_ptr<MemoryBudget> memory_budget;
 
   std::string protocol_key() const;  // what the store keys results by, besides content hashes
 };

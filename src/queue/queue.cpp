@@ -100,12 +100,14 @@ class Handover {
 };
 
 Prepared prepare_job(const QueueJob& job, std::size_t index, const std::string& device,
-                     const std::shared_ptr<DeviceGate>& device_gate, BuildGate& gate) {
+                     const std::shared_ptr<DeviceGate>& device_gate, const std::shared_ptr<MemoryBudget>& memory,
+                     BuildGate& gate) {
   auto [build_s, outcome] = gate.wait(index);
   Prepared p{index, build_s, nullptr, std::nullopt};
   EvalOptions o = job.options;
   o.device = device;
   if (device_gate) o.device_gate = device_gate;
+  if (memory) o.memory_budget = memory;
   if (outcome) o.prebuilt = outcome;
   try {
     p.eval = prepare_evaluation(o);
@@ -185,6 +187,10 @@ QueueStats run_queue(const std::vector<QueueJob>& jobs, const QueueConfig& confi
   for (auto& [d, n] : lanes_on)
     if (n > 1) gates[d] = std::make_shared<DeviceGate>();
 
+  std::shared_ptr<MemoryBudget> memory;
+  if (config.devices.size() > 1)
+    memory = std::make_shared<MemoryBudget>(config.memory_budget_bytes ? config.memory_budget_bytes : default_memory_budget());
+
   std::vector<std::thread> threads;
   for (std::size_t lane = 0; lane < config.devices.size(); ++lane) {
     const std::string& device = config.devices[lane];
@@ -195,7 +201,7 @@ QueueStats run_queue(const std::vector<QueueJob>& jobs, const QueueConfig& confi
           auto t0 = Clock::now();
           std::optional<std::size_t> i = gate.take_ready();
           if (!i) break;
-          Prepared p = prepare_job(jobs[*i], *i, device, device_gate, gate);
+          Prepared p = prepare_job(jobs[*i], *i, device, device_gate, memory, gate);
           run_one(lane, std::move(p), seconds_since(t0));
         }
       });
@@ -203,7 +209,7 @@ QueueStats run_queue(const std::vector<QueueJob>& jobs, const QueueConfig& confi
     }
     auto handover = std::make_shared<Handover>(std::size_t(config.prefetch));
     threads.emplace_back([&, device, device_gate, handover] {
-      while (std::optional<std::size_t> i = gate.take_ready()) handover->put(prepare_job(jobs[*i], *i, device, device_gate, gate));
+      while (std::optional<std::size_t> i = gate.take_ready()) handover->put(prepare_job(jobs[*i], *i, device, device_gate, memory, gate));
       handover->close();
     });
     threads.emplace_back([&, lane, handover] {

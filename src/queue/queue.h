@@ -44,6 +44,9 @@ struct QueueConfig {
   // EvalOptions::prebuilt. May return null (nothing to hand over) or throw (the evaluation then
   // builds the stock way and reports whatever fails).
   std::function<std::shared_ptr<const BuildOutcome>(const QueueJob&)> prebuild;
+  // Host memory the lanes' evaluations may hold at once (core/memory_budget.h), in bytes; 0:
+  // three quarters of what is available when the queue starts. Only with more than one lane.
+  uint64_t memory_budget_bytes = 0;
 };
 
 struct QueueStats {

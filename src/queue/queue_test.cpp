@@ -164,3 +164,37 @@ TEST(Queue, JobsWhoseBuildIsDoneGoFirst) {
   EXPECT_EQ(order[0], "no_build");
   EXPECT_EQ(order[1], "slow_build");
 }
+
+// With room for one evaluation's memory, lanes run one evaluation at a time: each one's stages,
+// from its first to "done", never overlap another's (core/memory_budget.h).
+TEST(Queue, LanesWaitForHostMemory) {
+  using Clock = std::chrono::steady_clock;
+  std::mutex m;
+  std::map<std::string, std::pair<Clock::time_point, Clock::time_point>> spans;
+  std::vector<QueueJob> js;
+  for (int i = 0; i < 3; ++i) {
+    QueueJob j = job("ok" + std::to_string(i), "scale_add.py", "ok_scale_add_alpha.py");
+    j.options.progress = [&m, &spans, id = j.id](const std::string& stage, double) {
+      std::lock_guard<std::mutex> l(m);
+      auto now = Clock::now();
+      if (!spans.count(id)) spans[id] = {now, now};
+      if (stage == "done") spans[id].second = now;
+    };
+    js.push_back(std::move(j));
+  }
+  QueueConfig c;
+  c.devices = {"cpu", "cpu", "cpu"};
+  c.memory_budget_bytes = 1;
+  double waited = 0;
+  run_queue(js, c, [&](const QueueResult& r) {
+    ASSERT_TRUE(r.result) << r.error->describe();
+    waited += r.result->phase_seconds.value("memory_wait", 0.0);
+  });
+  ASSERT_EQ(spans.size(), js.size());
+  std::vector<std::pair<Clock::time_point, Clock::time_point>> sorted;
+  for (auto& [id, s] : spans) sorted.push_back(s);
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t i = 1; i < sorted.size(); ++i)
+    EXPECT_LE(sorted[i - 1].second, sorted[i].first) << "two evaluations held memory at once";
+  EXPECT_GT(waited, 0.0);
+}
