@@ -16,7 +16,9 @@ device=${DEVICE:-cuda}  # DEVICE=cpu LIMIT=4: a smoke test of the script itself 
 root=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
 export CUDAL1_DB=$out/results.db
-[ -s "$out/pairs.jsonl" ] || python3 - "$root" "$out" "$n_l1" "${CUDA_L1_JSONL:-}" "${N_PLAIN:-1000}" "${N_CUDA:-1000}" <<'PY' >"$out/pairs.jsonl"
+# The pairs file is kept from an earlier call (MODES split over two); the CUDA-L1 rows' files are
+# written every time, since a later call may run on a fresh machine that has only the pairs file.
+python3 - "$root" "$out" "$n_l1" "${CUDA_L1_JSONL:-}" "${N_PLAIN:-1000}" "${N_CUDA:-1000}" <<'PY' >"$out/pairs.new"
 import json, os, sys
 root, out, n, src = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 limit = {"plain": int(sys.argv[5]), "cuda": int(sys.argv[6])}
@@ -40,6 +42,7 @@ for line in open(src) if src else []:
     print(json.dumps({"id": f"cuda-l1/level{r['level_id']}/task{r['task_id']}", "task": f"{d}/task.py", "candidate": f"{d}/candidate.py"}))
     taken += 1
 PY
+if [ -s "$out/pairs.jsonl" ]; then rm -f "$out/pairs.new"; else mv "$out/pairs.new" "$out/pairs.jsonl"; fi
 echo "$(wc -l <"$out/pairs.jsonl") candidates" >&2
 
 # Every task's lint first, so neither path pays for it.

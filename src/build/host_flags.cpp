@@ -109,6 +109,12 @@ HostFlags host_flags_from_nvcc(const std::vector<std::string>& in) {
       r.words.push_back("-g");
     } else if (w == "-w" || w == "--disable-warnings") {
       r.words.push_back("-w");
+    } else if (w == "-ccbin" || w == "--compiler-bindir") {
+      const std::string* v = next();
+      if (!v) return refuse(w);
+      r.host_compiler = *v;
+    } else if (starts(w, "-ccbin=") || starts(w, "--compiler-bindir=")) {
+      r.host_compiler = w.substr(w.find('=') + 1);
     } else if (w == "-m64") {
       r.words.push_back(w);
     } else {

@@ -15,6 +15,9 @@ struct HostFlags {
   bool ok = false;
   std::string reason;               // the option that refused the split, for a person
   std::vector<std::string> words;   // g++ arguments, unquoted
+  // nvcc's -ccbin / --compiler-bindir: the compiler nvcc runs for host code (torch passes $CC
+  // there when it is set). The split's host TU must then be compiled by that one too.
+  std::string host_compiler;
 };
 
 // `nvcc_words`: torch's cuda_cflags and cuda_post_cflags as shell words.

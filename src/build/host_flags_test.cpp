@@ -51,6 +51,18 @@ TEST(HostFlags, DeviceOnlyOptionsAndTheirValuesAreDropped) {
   EXPECT_EQ(h.words, Words{"-O3"});
 }
 
+// torch puts `-ccbin $CC` first when CC is set (the H200 machine does): the split must follow it.
+TEST(HostFlags, HostCompilerFromCcbinIsKeptApartFromTheFlags) {
+  for (const Words& in : {Words{"-ccbin", "/opt/gcc/bin/gcc", "-O3"}, Words{"-ccbin=/opt/gcc/bin/gcc", "-O3"},
+                          Words{"--compiler-bindir", "/opt/gcc/bin/gcc", "-O3"}}) {
+    HostFlags h = host_flags_from_nvcc(in);
+    ASSERT_TRUE(h.ok) << h.reason;
+    EXPECT_EQ(h.host_compiler, "/opt/gcc/bin/gcc");
+    EXPECT_EQ(h.words, Words{"-O3"});
+  }
+  EXPECT_TRUE(host_flags_from_nvcc({"-O3"}).host_compiler.empty());
+}
+
 TEST(HostFlags, UnknownOrIncompleteOptionsRefuseWithTheirName) {
   const std::pair<Words, std::string> cases[] = {
       {{"-O3", "-rdc=true"}, "-rdc=true"},
@@ -62,6 +74,7 @@ TEST(HostFlags, UnknownOrIncompleteOptionsRefuseWithTheirName) {
       {{"-gencode"}, "-gencode"},
       {{"-Xcompiler"}, "-Xcompiler"},
       {{"--std"}, "--std"},
+      {{"-O3", "-ccbin"}, "-ccbin"},
   };
   for (auto& [in, culprit] : cases) {
     HostFlags h = host_flags_from_nvcc(in);

@@ -168,12 +168,20 @@ class Builder {
                   {"launches", s.launches}, {"pch_header", s.pch_header}};
     if (!s.ok) return why = s.reason, std::nullopt;
     if (!hf.ok) return why = hf.reason, std::nullopt;
+    // nvcc compiles host code with -ccbin's compiler in C++ mode; the host TU does the same.
+    std::vector<std::string> host_cxx = *cxx;
+    if (!hf.host_compiler.empty()) {
+      std::error_code ec;
+      if (fs::is_directory(hf.host_compiler, ec))
+        return why = "nvcc option -ccbin names a folder (" + hf.host_compiler + "): which compiler nvcc picks there is not known to the splitter", std::nullopt;
+      host_cxx = {hf.host_compiler, "-x", "c++"};
+    }
     SplitPlan p;
     if (!s.host_source.empty()) {
       std::ofstream(job_ / "host.cpp") << s.host_source;
-      if (!s.pch_header.empty()) p.host_pch = ctx_.pch.find_or_start({ctx_.fingerprint, s.pch_header, *cxx, hf.words});
+      if (!s.pch_header.empty()) p.host_pch = ctx_.pch.find_or_start({ctx_.fingerprint, s.pch_header, host_cxx, hf.words});
       if (!s.pch_header.empty() && p.host_pch.empty()) note("host TU: its precompiled header is being built; this build compiles without it");
-      p.host = compile_words(*cxx, p.host_pch, hf.words, "host");
+      p.host = compile_words(host_cxx, p.host_pch, hf.words, "host");
       split_objects_.push_back("host.o");
     }
     if (!s.device_source.empty()) {
