@@ -36,6 +36,26 @@ std::string heading(const std::string& line) {
   return name;
 }
 
+// Markdown code fences, as CommonMark reads them: a line starting with three or more backticks
+// opens a block; only a line of backticks alone, at least as many, closes it. So a file holding
+// lines that start with ``` can be quoted whole in a ```` block.
+class Fences {
+ public:
+  enum class Step { none, opens, closes };
+  Step step(const std::string& line) {
+    std::string t = trim(line);
+    std::size_t n = 0;
+    while (n < t.size() && t[n] == '`') ++n;
+    if (open_ == 0 && n >= 3) return open_ = n, Step::opens;
+    if (open_ > 0 && n >= open_ && n == t.size()) return open_ = 0, Step::closes;
+    return Step::none;
+  }
+  bool inside() const { return open_ > 0; }
+
+ private:
+  std::size_t open_ = 0;
+};
+
 struct Sections {
   std::string analysis, design, code;
   bool has_code = false;
@@ -45,9 +65,9 @@ Sections split_sections(const std::string& text) {
   Sections s;
   std::istringstream in(text);
   std::string line, *into = nullptr;
-  bool fenced = false;  // a "## " line inside a code block is code, not a heading
+  Fences fences;  // a "## " line inside a code block is code, not a heading
   while (std::getline(in, line)) {
-    if (trim(line).rfind("```", 0) == 0) fenced = !fenced;
+    bool fenced = fences.step(line) != Fences::Step::none || fences.inside();
     std::string h = fenced ? "" : heading(line);
     if (h == "performanceanalysis") { into = &s.analysis; continue; }
     if (h == "algorithmdesign") { into = &s.design; continue; }
@@ -67,18 +87,12 @@ std::vector<Block> fenced_blocks(const std::string& section) {
   std::vector<Block> blocks;
   std::istringstream in(section);
   std::string line;
-  Block* open = nullptr;
+  Fences fences;
   while (std::getline(in, line)) {
-    bool fence = trim(line).rfind("```", 0) == 0;
-    if (!open && fence) {
-      blocks.push_back({});
-      open = &blocks.back();
-    } else if (open && fence) {
-      open->closed = true;
-      open = nullptr;
-    } else if (open) {
-      open->body += line + "\n";
-    }
+    Fences::Step step = fences.step(line);
+    if (step == Fences::Step::opens) blocks.push_back({});
+    else if (step == Fences::Step::closes) blocks.back().closed = true;
+    else if (fences.inside()) blocks.back().body += line + "\n";
   }
   return blocks;
 }

@@ -34,6 +34,14 @@ TEST(Response, ThreeSectionsGiveTheCodeAndTheReasoning) {
   EXPECT_EQ(r.design, "Fuse bias, ReLU and scale in one kernel.");
 }
 
+// A file whose docstring holds a ``` line, quoted in a longer fence, comes back whole.
+TEST(Response, ALongerFenceKeepsBackticksInTheCode) {
+  const std::string code = "class ModelNew:\n    \"\"\"Usage:\n    ```python\n    m = ModelNew()\n    ```\n    \"\"\"\n";
+  ParsedResponse r = parse_response("## Code Implementation\n````python\n" + code + "````\n", "stop");
+  ASSERT_EQ(r.outcome, ResponseOutcome::ok) << response_outcome_name(r.outcome);
+  EXPECT_EQ(r.code, code);
+}
+
 TEST(Response, MissingSectionOrBlockIsNoCode) {
   EXPECT_EQ(parse_response("Here is my idea, no code.").outcome, ResponseOutcome::no_code);
   EXPECT_EQ(parse_response("```python\nclass ModelNew(nn.Module):\n    pass\n```\n").outcome, ResponseOutcome::no_code)
