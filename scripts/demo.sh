@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make demo`: evaluates every bundled example candidate against its task and prints one table
-# per task. Runs on CUDA when the Python that cudal1 will use can see a GPU, else on the CPU
+# per task, then optimises a few tasks with `cudal1 optimize` and the built-in rewrite policy (no
+# model): bundled suite tasks on a GPU, the small examples on the CPU. Runs on CUDA when the Python that cudal1 will use can see a GPU, else on the CPU
 # (CUDAL1_DEVICE overrides). Results are kept in <build>/demo.db, so a second run answers from
 # the store; DEMO_FLAGS=--force re-evaluates.
 set -euo pipefail
@@ -28,3 +29,12 @@ for task in "$root"/examples/*/task.py; do
     | sed -n '/^candidate  *verdict/,$p'
   echo
 done
+
+echo "== cudal1 optimize: the built-in rewrite policy (no model), every candidate verified"
+if [ "$device" = cuda ]; then
+  tasks=(level1/23_silu level2/01_linear_bias_gelu level2/07_conv_bn_relu) rounds=3 group=4
+else
+  tasks=("$root"/examples/*/task.py) rounds=2 group=2  # the suite's GPU-sized tasks take minutes on a CPU
+fi
+"$cli" optimize "${tasks[@]}" --policy builtin --rounds "$rounds" --group "$group" --device "${CUDAL1_DEVICE:-auto}" \
+  --run "$(dirname "$cli")/demo-run" --db "$db"

@@ -10,23 +10,22 @@ namespace cudal1 {
 
 namespace {
 
-// Appended after the task's source. Names are prefixed _cudal1_ so that none of the task's own
-// module-level names (it may import torch under another name, or define helpers) is replaced.
-constexpr const char* kModelNew = R"PY(
+// The Python appended after the task's source, in the pieces other generators reuse (header).
+// Names are prefixed _cudal1_ so that none of the task's own module-level names (it may import
+// torch under another name, or define helpers) is replaced.
+constexpr const char* kBanner =
+    "# ---- appended by cudal1 enrich (graph-task/1); everything above is the task, unchanged ----\n";
+constexpr const char* kImportOs = "import os as _cudal1_os\n";
+constexpr const char* kImportTorch = "import torch as _cudal1_torch\n";
 
-# ---- appended by cudal1 enrich (graph-task/1); everything above is the task, unchanged ----
-import os as _cudal1_os
-
-import torch as _cudal1_torch
-
-# CUDA_GRAPH_STRICT=1 (set by `cudal1 enrich` while it verifies this file): a call that cannot
+constexpr const char* kSettings = R"PY(# CUDA_GRAPH_STRICT=1 (set by `cudal1 enrich` while it verifies this file): a call that cannot
 # replay a graph raises instead of running Model eagerly, so an accepted file replayed its graphs.
 _CUDAL1_STRICT = _cudal1_os.environ.get("CUDA_GRAPH_STRICT", "0") not in ("", "0")
 _CUDAL1_WARMUP = 3      # eager calls on a side stream before capture
 _CUDAL1_MAX_GRAPHS = 4  # call signatures kept captured per instance; the oldest is dropped first
+)PY";
 
-
-def _cudal1_key(value, top=True):
+constexpr const char* kKey = R"PY(def _cudal1_key(value, top=True):
     """What a graph captured for this argument depends on: a tensor's shape, strides, dtype and
     device (its values are copied in on every call); any other value itself. None for a tensor
     inside a container, whose new values the graph would never see."""
@@ -37,9 +36,9 @@ def _cudal1_key(value, top=True):
         keys = tuple((repr(k), _cudal1_key(v, False)) for k, v in items)
         return None if any(k is None for _, k in keys) else (type(value).__qualname__, keys)
     return (type(value).__qualname__, repr(value))
+)PY";
 
-
-def _cudal1_clone(out):
+constexpr const char* kClone = R"PY(def _cudal1_clone(out):
     """Outputs cloned out of the graph's static buffers (tensors in tuples, lists and dicts too)."""
     if isinstance(out, _cudal1_torch.Tensor):
         return out.clone()
@@ -50,16 +49,18 @@ def _cudal1_clone(out):
     if isinstance(out, dict):
         return {k: _cudal1_clone(v) for k, v in out.items()}
     return out
+)PY";
 
-
-class ModelNew(_cudal1_torch.nn.Module):
+// class ModelNew, split where it names the class it wraps.
+constexpr const char* kModelNewHead = R"PY(class ModelNew(_cudal1_torch.nn.Module):
     """The task's Model; on CUDA its forward is captured once per call signature in a CUDA graph
     over static input buffers and replayed on the current stream. Otherwise it runs eagerly."""
 
     def __init__(self, *init_inputs, **init_kwargs):
         super().__init__()
         # Built first, so under the caller's seed it draws the same weights the task's Model does.
-        self.model = Model(*init_inputs, **init_kwargs)
+        self.model = )PY";
+constexpr const char* kModelNewTail = R"PY((*init_inputs, **init_kwargs)
         self._cudal1_graphs = {}  # signature -> (graph, static inputs, static outputs)
         self._cudal1_eager = {}   # signature -> why its capture failed (it runs eagerly)
 
@@ -141,20 +142,6 @@ class ModelNew(_cudal1_torch.nn.Module):
         return self._cudal1_graphs[key]
 )PY";
 
-// The first or second line's coding declaration (PEP 263), which must stay on one of them.
-std::string coding_line(const std::string& source) {
-  static const std::regex cookie(R"(^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+)");
-  std::size_t first = source.find('\n');
-  std::size_t second = first == std::string::npos ? first : source.find('\n', first + 1);
-  for (std::string line : {source.substr(0, first), first == std::string::npos ? std::string()
-                                                        : source.substr(first + 1, second - first - 1)}) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    std::smatch m;
-    if (std::regex_search(line, m, cookie)) return line;
-  }
-  return {};
-}
-
 std::string with_line_endings(const std::string& text, const std::string& eol) {
   if (eol == "\n") return text;
   std::string out;
@@ -167,9 +154,20 @@ std::string with_line_endings(const std::string& text, const std::string& eol) {
 
 }  // namespace
 
-std::string graph_task_source(const std::string& task_name, const std::string& task_source) {
-  const std::string bom = "\xEF\xBB\xBF";
-  std::string source = task_source.rfind(bom, 0) == 0 ? task_source.substr(bom.size()) : task_source;
+std::string python_coding_line(const std::string& source) {
+  static const std::regex cookie(R"(^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+)");
+  std::size_t first = source.find('\n');
+  std::size_t second = first == std::string::npos ? first : source.find('\n', first + 1);
+  for (std::string line : {source.substr(0, first), first == std::string::npos ? std::string()
+                                                        : source.substr(first + 1, second - first - 1)}) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::smatch m;
+    if (std::regex_search(line, m, cookie)) return line;
+  }
+  return {};
+}
+
+void require_kernelbench_task(const std::string& task_name, const std::string& source) {
   static const std::pair<const char*, std::regex> required[] = {
       {"class Model", std::regex(R"((^|\n)\s*class\s+Model\b|(^|\n)Model\s*=)")},
       {"get_inputs", std::regex(R"(\bget_inputs\b)")},
@@ -178,9 +176,23 @@ std::string graph_task_source(const std::string& task_name, const std::string& t
     if (!std::regex_search(source, pattern))
       throw Error(ErrorKind::task, "task " + task_name + " defines no " + name + ": it is not a KernelBench task",
                   "a task defines class Model(nn.Module), get_inputs() and get_init_inputs()", task_name);
+}
+
+std::string graph_python_support() {
+  return std::string(kImportOs) + "\n" + kSettings + "\n\n" + kKey + "\n\n" + kClone;
+}
+
+std::string graph_python_model_new(const std::string& wrapped_class) {
+  return kModelNewHead + wrapped_class + kModelNewTail;
+}
+
+std::string graph_task_source(const std::string& task_name, const std::string& task_source) {
+  const std::string bom = "\xEF\xBB\xBF";
+  std::string source = task_source.rfind(bom, 0) == 0 ? task_source.substr(bom.size()) : task_source;
+  require_kernelbench_task(task_name, source);
   // The task's own line endings for what we add: a file with CRLF lines stays CRLF throughout.
   std::string eol = source.find("\r\n") != std::string::npos ? "\r\n" : "\n";
-  std::string cookie = coding_line(source);
+  std::string cookie = python_coding_line(source);
   std::string header =
       (cookie.empty() ? "" : cookie + "\n") +
       "# Generated by `cudal1 enrich` (" + std::string(kGraphTaskVersion) + "): the CUDA Graph version of task\n"
@@ -195,7 +207,9 @@ std::string graph_task_source(const std::string& task_name, const std::string& t
       "# that is an error instead, which is how `cudal1 enrich` verifies the graph path.\n";
   std::string out = (task_source.rfind(bom, 0) == 0 ? bom : "") + with_line_endings(header, eol) + source;
   if (!source.empty() && source.back() != '\n') out += eol;  // the task's last line may lack one
-  out += with_line_endings(kModelNew, eol);
+  out += with_line_endings("\n\n" + std::string(kBanner) + kImportOs + "\n" + kImportTorch + "\n" + kSettings + "\n\n" +
+                               kKey + "\n\n" + kClone + "\n\n" + graph_python_model_new("Model"),
+                           eol);
   return out;
 }
 

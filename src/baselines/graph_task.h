@@ -30,6 +30,24 @@ inline constexpr const char* kGraphStrictEnv = "CUDA_GRAPH_STRICT";
 // Throws Error(task) when the source has no Model, get_inputs or get_init_inputs.
 std::string graph_task_source(const std::string& task_name, const std::string& task_source);
 
+// Throws Error(task) when `source` (a task without its byte-order mark) has no Model, get_inputs
+// or get_init_inputs: what every generator that appends a ModelNew to a task relies on.
+void require_kernelbench_task(const std::string& task_name, const std::string& source);
+
+// The PEP 263 coding declaration on the source's first or second line, or "": a generator that
+// puts lines of its own first must repeat it within the first two lines.
+std::string python_coding_line(const std::string& source);
+
+// The Python graph_task_source appends, in pieces, for generators that combine the CUDA graph
+// with other rewrites of a task (policy/rewrite_python.h) and so emit the very same code. Both
+// end with a newline and need `import torch as _cudal1_torch` above them.
+// The strict switch, its settings, _cudal1_key (what a captured graph depends on) and
+// _cudal1_clone (outputs cloned out of static buffers): what the class below needs.
+std::string graph_python_support();
+// class ModelNew, which builds `wrapped_class(*init_inputs, **init_kwargs)` and replays its
+// forward in CUDA graphs.
+std::string graph_python_model_new(const std::string& wrapped_class);
+
 // A short, groupable reason for a verification error that a strict graph file raised:
 // "CUDA graph capture failed (cudaErrorStreamCaptureUnsupported)" (the CUDA error when one is
 // named, else the exception type), "no CUDA graph replay: <why>", or "" when `error` is not one

@@ -37,4 +37,7 @@ void register_enrich(CLI::App& app);
 // `cudal1 bench`: a kernel set scored against a suite, with reports.
 void register_bench(CLI::App& app);
 
+// `cudal1 optimize`: the contrastive-RL loop with a policy, every candidate verified.
+void register_optimize(CLI::App& app);
+
 }  // namespace cudal1::cli

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   cudal1::cli::register_baselines(app);
   cudal1::cli::register_enrich(app);
   cudal1::cli::register_bench(app);
+  cudal1::cli::register_optimize(app);
 
   // Orphans a candidate leaves behind come back to us, so they can be killed.
   cudal1::protect_parent_process();

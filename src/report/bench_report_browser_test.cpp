@@ -13,6 +13,7 @@
 
 #include "report/bench_report.h"
 #include "report/chromium_console.h"
+#include "report/optimize_report.h"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -217,5 +218,45 @@ TEST_F(BenchReportBrowser, EdgeCaseReportsLoadCleanly) {
     expect_clean(page, "<section id=\"rows\">");
     ASSERT_EQ(page.results.size(), 1u);
     EXPECT_EQ(page.results[0], "7");  // summary, how, distribution, tasks, sol, flags, rows
+  }
+}
+
+// The optimisation run's page (report/optimize_report.h) on the same terms: loads cleanly, its
+// plots drawn, hostile completion text shown as text, its tasks table sortable.
+TEST_F(BenchReportBrowser, OptimizeRunReportLoadsCleanly) {
+  TempDir dir;
+  std::vector<cudal1::RlSample> samples;
+  const char* outcomes[] = {"ok", "ok", "no_code", "ok"};
+  for (int task = 0; task < 2; ++task)
+    for (int round = 1; round <= 3; ++round)
+      for (int slot = 0; slot < 4; ++slot) {
+        cudal1::RlSample x;
+        x.run = "demo", x.task_id = task ? "level2/<img src=x onerror=alert(1)>" : "level1/23_silu";
+        x.round = round, x.slot = slot, x.outcome = outcomes[slot], x.label = "graph+compile";
+        x.completion = "<script>console.error('pwned')</script>";
+        x.status = x.outcome == "ok" ? (slot == 1 ? "incorrect" : "ok") : "";
+        x.accepted = x.status == "ok";
+        if (x.accepted) x.speedup = 0.8 + 0.3 * round + 0.1 * slot;
+        x.reward = x.accepted ? 1.0 : -0.5;
+        samples.push_back(x);
+      }
+  json summary = {{"run", "demo <b>run</b>"}, {"policy", "rewrite"}, {"device", "cuda"},
+                  {"tasks", json::array({{{"task", "level1/23_silu"}, {"rounds", 3}, {"tried", 12}, {"evaluated", 9},
+                                          {"correct", 6}, {"hacks", 0}, {"best_speedup", 2.0},
+                                          {"best_speedups", {{"eager", 2.0}, {"torch_compile", 1.1}}},
+                                          {"best_label", "graph"}, {"stopped_early", true}},
+                                         {{"task", "level2/<img src=x onerror=alert(1)>"}, {"rounds", 3},
+                                          {"best_speedup", nullptr}}})}};
+  for (const auto& [name, rows] : std::vector<std::pair<std::string, std::vector<cudal1::RlSample>>>{{"run", samples}, {"empty", {}}}) {
+    SCOPED_TRACE(name);
+    auto page = cudal1::load_page(chromium_, dir.write(name + ".html", cudal1::optimize_report_html(rows, summary)),
+                                  {"document.querySelectorAll('svg.plot').length", "document.title",
+                                   "document.querySelectorAll('#rounds table').length"});
+    expect_clean(page, "<section id=\"rounds\">");
+    ASSERT_EQ(page.results.size(), 3u) << describe(page);
+    EXPECT_EQ(page.results[1], "\"cudal1 optimize: demo <b>run</b>\"");
+    EXPECT_EQ(page.results[2], name == "run" ? "2" : "0");
+    if (name == "run") EXPECT_EQ(page.results[0], "2");
+    EXPECT_NE(page.dom.find("level2/&lt;img src=x onerror=alert(1)&gt;"), std::string::npos);
   }
 }

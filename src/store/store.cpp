@@ -38,6 +38,33 @@ CREATE TABLE IF NOT EXISTS cache (
   value_json TEXT NOT NULL,
   PRIMARY KEY (key, version)
 );
+-- One row per answer a policy gave in an optimisation run (rl/loop.h): what it was shown, what
+-- it wrote, how that was judged and scored. A round's rows are written together, once its group
+-- is evaluated, so a run resumes at the first round without rows.
+CREATE TABLE IF NOT EXISTS rl_samples (
+  id                INTEGER PRIMARY KEY,
+  created_at        TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  run               TEXT NOT NULL,
+  task_id           TEXT NOT NULL,
+  task_hash         TEXT NOT NULL,
+  round             INTEGER NOT NULL,
+  slot              INTEGER NOT NULL,
+  policy            TEXT NOT NULL,
+  label             TEXT,
+  prompt            TEXT NOT NULL,
+  completion        TEXT NOT NULL,
+  outcome           TEXT NOT NULL,
+  candidate_hash    TEXT,
+  status            TEXT,
+  accepted          INTEGER NOT NULL,
+  speedup           REAL,
+  raw_reward        REAL NOT NULL,
+  reward            REAL NOT NULL,
+  advantage         REAL NOT NULL,
+  prompt_tokens     INTEGER NOT NULL,
+  completion_tokens INTEGER NOT NULL,
+  UNIQUE (run, task_id, round, slot)
+);
 CREATE INDEX IF NOT EXISTS evaluations_key
   ON evaluations (task_hash, candidate_hash, protocol, device);
 )sql";
@@ -192,6 +219,61 @@ std::vector<Store::Exemplar> Store::exemplars(const std::string& task_hash, cons
     std::vector<Exemplar> out;
     while (q.executeStep())
       out.push_back({q.getColumn(0).getString(), q.getColumn(1).getString(), q.getColumn(2).getDouble()});
+    return out;
+  });
+}
+
+void Store::save_round(const std::vector<RlSample>& samples) {
+  std::lock_guard<std::mutex> lock(m_);
+  guarded(path_, "writing a round to the store", [&] {
+    SQLite::Transaction tx(*db_);
+    SQLite::Statement ins(*db_, R"sql(
+      INSERT INTO rl_samples (run, task_id, task_hash, round, slot, policy, label, prompt, completion,
+        outcome, candidate_hash, status, accepted, speedup, raw_reward, reward, advantage,
+        prompt_tokens, completion_tokens)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19))sql");
+    for (auto& x : samples) {
+      ins.bind(1, x.run), ins.bind(2, x.task_id), ins.bind(3, x.task_hash), ins.bind(4, x.round), ins.bind(5, x.slot);
+      ins.bind(6, x.policy), ins.bind(7, x.label), ins.bind(8, x.prompt), ins.bind(9, x.completion);
+      ins.bind(10, x.outcome);
+      x.candidate_hash.empty() ? ins.bind(11) : ins.bind(11, x.candidate_hash);
+      x.status.empty() ? ins.bind(12) : ins.bind(12, x.status);
+      ins.bind(13, x.accepted ? 1 : 0);
+      x.speedup ? ins.bind(14, *x.speedup) : ins.bind(14);
+      ins.bind(15, x.raw_reward), ins.bind(16, x.reward), ins.bind(17, x.advantage);
+      ins.bind(18, int64_t(x.prompt_tokens)), ins.bind(19, int64_t(x.completion_tokens));
+      ins.exec();
+      ins.reset();
+    }
+    tx.commit();
+    return 0;
+  });
+}
+
+std::vector<RlSample> Store::run_samples(const std::string& run, const std::string& task_id) {
+  std::lock_guard<std::mutex> lock(m_);
+  return guarded(path_, "reading the store", [&] {
+    SQLite::Statement q(*db_, R"sql(
+      SELECT run, task_id, task_hash, round, slot, policy, label, prompt, completion, outcome,
+        candidate_hash, status, accepted, speedup, raw_reward, reward, advantage, prompt_tokens,
+        completion_tokens FROM rl_samples WHERE run = ?1 AND (?2 = '' OR task_id = ?2)
+      ORDER BY id)sql");
+    q.bind(1, run);
+    q.bind(2, task_id);
+    std::vector<RlSample> out;
+    auto text = [&](int i) { return q.getColumn(i).isNull() ? std::string() : q.getColumn(i).getString(); };
+    while (q.executeStep()) {
+      RlSample x;
+      x.run = text(0), x.task_id = text(1), x.task_hash = text(2);
+      x.round = q.getColumn(3).getInt(), x.slot = q.getColumn(4).getInt();
+      x.policy = text(5), x.label = text(6), x.prompt = text(7), x.completion = text(8), x.outcome = text(9);
+      x.candidate_hash = text(10), x.status = text(11), x.accepted = q.getColumn(12).getInt() != 0;
+      if (!q.getColumn(13).isNull()) x.speedup = q.getColumn(13).getDouble();
+      x.raw_reward = q.getColumn(14).getDouble(), x.reward = q.getColumn(15).getDouble();
+      x.advantage = q.getColumn(16).getDouble();
+      x.prompt_tokens = std::size_t(q.getColumn(17).getInt64()), x.completion_tokens = std::size_t(q.getColumn(18).getInt64());
+      out.push_back(std::move(x));
+    }
     return out;
   });
 }

@@ -20,6 +20,20 @@ class Database;
 
 namespace cudal1 {
 
+// One answer of an optimisation run (rl/loop.h) as the store keeps it and trainers read it.
+struct RlSample {
+  std::string run, task_id, task_hash;
+  int round = 0, slot = 0;
+  std::string policy, label, prompt, completion;
+  std::string outcome;          // the response outcome (policy/response.h), or "policy_error"
+  std::string candidate_hash;   // empty when nothing was evaluated
+  std::string status;           // the evaluation's status; empty when nothing was evaluated
+  bool accepted = false;
+  std::optional<double> speedup;  // against eager, when accepted
+  double raw_reward = 0, reward = 0, advantage = 0;
+  std::size_t prompt_tokens = 0, completion_tokens = 0;
+};
+
 class Store {
  public:
   // Opens or creates the store (and its folder). Throws Error(store) with what to do.
@@ -47,6 +61,11 @@ class Store {
   };
   std::vector<Exemplar> exemplars(const std::string& task_hash, const std::string& protocol_key,
                                   const std::string& device);
+
+  // An optimisation round's samples, all or none.
+  void save_round(const std::vector<RlSample>& samples);
+  // A run's samples in the order written; one task's when task_id is not empty.
+  std::vector<RlSample> run_samples(const std::string& run, const std::string& task_id = "");
 
   // Computed facts worth keeping (task metadata by content hash, device ceilings by device),
   // keyed by what they describe and the version of the code that computed them.

@@ -1,0 +1,187 @@
+// cli/optimize: `cudal1 optimize TASK...` — the contrastive-RL loop (rl/loop.h) with a policy:
+// the built-in rewrite policy (no model), any OpenAI-compatible endpoint, or a replayed kernel set.
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <set>
+
+#include "cli/commands.h"
+#include "cli/queue_setup.h"
+#include "core/error.h"
+#include "policy/replay_policy.h"
+#include "policy/rewrite_policy.h"
+#include "report/optimize_report.h"
+#include "report/table.h"
+#include "rl/loop.h"
+#include "tasks/suite.h"
+#ifdef CUDAL1_HAVE_HTTP
+#include "policy/openai_policy.h"
+#endif
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace cudal1::cli {
+
+namespace {
+
+struct OptimizeArgs {
+  std::vector<std::string> tasks;
+  std::string suite, policy = "builtin", replay, run_dir, name, device = "auto", db, prompts;
+  int rounds = 8, group = 4, patience = 3, lanes = 2, gpus = 0, picks = 2, buckets = 8;
+  double tau = 1.0, memory_budget_gb = 0;
+  std::size_t max_prompt_tokens = 12000;
+  uint64_t seed = 1;
+  bool json_out = false, baselines = false, no_timing = false;
+};
+
+std::unique_ptr<policy::Policy> make_policy(const OptimizeArgs& a) {
+  if (a.policy == "builtin") return std::make_unique<policy::RewritePolicy>();
+  if (a.policy == "replay") {
+    if (a.replay.empty())
+      throw Error(ErrorKind::usage, "--policy replay needs --replay", "name a CUDA-L1 JSON-lines file or a folder of ModelNew files");
+    return std::make_unique<policy::ReplayPolicy>(a.replay);
+  }
+  if (a.policy == "openai") {
+#ifdef CUDAL1_HAVE_HTTP
+    return std::make_unique<policy::OpenAIPolicy>(policy::openai_config_from_env());
+#else
+    throw Error(ErrorKind::usage, "this build of cudal1 has no HTTP client (the static build for GPU machines)",
+                "run the OpenAI-compatible policy from a regular build (make), or use --policy builtin or replay");
+#endif
+  }
+  throw Error(ErrorKind::usage, "unknown policy '" + a.policy + "'", "use builtin, openai or replay");
+}
+
+// Lanes for the device asked; "auto" is CUDA where a GPU is visible, else the CPU, said aloud.
+std::vector<std::string> optimize_lanes(const OptimizeArgs& a, std::string& device) {
+  device = a.device;
+  if (device == "auto") {
+    try {
+      return device = "cuda", lane_devices("cuda", a.gpus, a.lanes, false);
+    } catch (const Error&) {
+      device = "cpu";
+      std::cerr << "cudal1 optimize: no GPU is visible. CUDA kernels and CUDA timing need one; candidates are "
+                   "checked and timed on the CPU instead (plain PyTorch rewrites only mean something there).\n";
+    }
+  }
+  return lane_devices(device, a.gpus, a.lanes, false);
+}
+
+std::string speed_text(const std::optional<double>& s) { return s ? format_fixed(*s, 2) + "x" : "-"; }
+
+void print_outcomes(const std::vector<rl::TaskOutcome>& outcomes) {
+  std::set<std::string> baselines;  // every baseline some best file was measured against
+  for (auto& o : outcomes)
+    for (auto& [k, v] : o.best_speedups.items()) if (k != "eager") baselines.insert(k);
+  std::vector<std::string> head = {"task", "rounds", "tried", "evaluated", "correct", "hacks", "best vs eager"};
+  for (auto& b : baselines) head.push_back("vs " + b);
+  head.insert(head.end(), {"best (label)", "stopped"});
+  std::vector<bool> right(head.size(), true);
+  right[0] = right[head.size() - 2] = right[head.size() - 1] = false;
+  Table t(head, right);
+  for (auto& o : outcomes) {
+    std::vector<std::string> row = {o.id, std::to_string(o.rounds), std::to_string(o.tried), std::to_string(o.evaluated),
+                                    std::to_string(o.correct), std::to_string(o.hacks), speed_text(o.best)};
+    for (auto& b : baselines)
+      row.push_back(o.best_speedups.contains(b) ? speed_text(o.best_speedups[b].get<double>()) : "-");
+    row.push_back(o.best_label.empty() ? "-" : o.best_label);
+    row.push_back(o.stopped_early ? "early" : "-");
+    t.add_row(row);
+  }
+  t.print(std::cout);
+}
+
+void run_optimize(const OptimizeArgs& a) {
+  if (a.tasks.empty()) throw Error(ErrorKind::usage, "no task named", "name tasks by suite name (level1/19_ReLU) or file");
+  fs::path suite = a.suite.empty() ? default_suite_dir() : fs::path(a.suite);
+  std::vector<rl::LoopTask> tasks;
+  std::set<std::string> ids;  // the store and the run folder key everything by task id
+  for (auto& t : a.tasks) {
+    TaskEntry e = find_task(suite, t);
+    std::string id = e.name;
+    if (id == "task") id = e.path.parent_path().filename().string() + "/" + id;  // examples/<name>/task.py
+    for (int n = 2; !ids.insert(id).second; ++n) id = e.name + "#" + std::to_string(n);
+    tasks.push_back({id, e.path});
+  }
+  rl::LoopConfig c;
+  c.queue.devices = optimize_lanes(a, c.eval.device);
+  c.queue.memory_budget_bytes = uint64_t(a.memory_budget_gb * double(1ull << 30));
+  c.rounds = a.rounds, c.group = a.group, c.patience = a.patience, c.seed = a.seed;
+  c.sampler.tau = a.tau, c.sampler.buckets = a.buckets, c.sampler.picks = a.picks;
+  c.templates = policy::PromptTemplates::load(a.prompts.empty() ? policy::bundled_prompts_dir() : fs::path(a.prompts));
+  c.budget.max_tokens = a.max_prompt_tokens;
+  c.eval.timing = !a.no_timing, c.eval.baselines = a.baselines;
+  char stamp[32];
+  std::time_t now = std::time(nullptr);
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
+  c.run_dir = a.run_dir.empty() ? fs::path("cudal1-runs") / stamp : fs::path(a.run_dir);
+  c.run = a.name.empty() ? fs::absolute(c.run_dir).lexically_normal().string() : a.name;
+  fs::create_directories(c.run_dir);
+  std::unique_ptr<Store> store = open_store(a.db, false);
+  c.eval.cache_store = store.get();
+  for (const char* suffix : {"", "-wal", "-shm"}) c.eval.protect_files.push_back(store->path().string() + suffix);
+  std::unique_ptr<policy::Policy> policy = make_policy(a);
+
+  auto outcomes = rl::run_loop(tasks, *policy, *store, c, [&](const rl::LoopProgress& p) {
+    std::cerr << "\r[" << p.task_index + 1 << "/" << p.tasks << " " << p.task << "] round " << p.round << "/" << p.rounds
+              << " " << p.stage << " · tried " << p.tried << " · correct " << p.correct << " · best "
+              << speed_text(p.best) << "        " << std::flush;
+  });
+  std::cerr << "\n";
+  json summary = {{"run", c.run}, {"run_dir", c.run_dir.string()}, {"policy", policy->name()},
+                  {"device", c.eval.device}, {"lanes", c.queue.devices}, {"tasks", json::array()}};
+  for (auto& o : outcomes) summary["tasks"].push_back(o.to_json());
+#ifdef CUDAL1_HAVE_HTTP
+  if (auto* chat = dynamic_cast<policy::OpenAIPolicy*>(policy.get())) {
+    auto t = chat->accounting();
+    summary["tokens"] = {{"prompt", t.prompt_tokens}, {"completion", t.completion_tokens}, {"requests", t.requests},
+                         {"failures", t.failures}};
+  }
+#endif
+  std::ofstream(c.run_dir / "summary.json") << summary.dump(2) << "\n";
+  std::ofstream(c.run_dir / "report.html") << optimize_report_html(store->run_samples(c.run), summary);
+  if (a.json_out) {
+    std::cout << summary.dump() << std::endl;
+    return;
+  }
+  print_outcomes(outcomes);
+  std::cout << "\nrun " << c.run_dir.string() << ": best files in best/, every answer in samples.jsonl (prompt, "
+            << "completion, reward, advantage, verdict), the report in report.html; run the same command with --run "
+            << c.run_dir.string() << " to go on\n";
+}
+
+}  // namespace
+
+void register_optimize(CLI::App& app) {
+  auto a = std::make_shared<OptimizeArgs>();
+  CLI::App* cmd = app.add_subcommand("optimize", "Optimise tasks with a policy in CUDA-L1's contrastive loop, every candidate verified");
+  cmd->add_option("tasks", a->tasks, "tasks: suite names (level1/19_ReLU) or KernelBench files")->required();
+  cmd->add_option("--suite", a->suite, "task suite folder (default: the bundled one)");
+  cmd->add_option("--policy", a->policy, "builtin (mechanical rewrites, no model), openai (CUDAL1_OPENAI_BASE_URL, "
+                  "CUDAL1_OPENAI_MODEL, OPENAI_API_KEY) or replay (--replay)")->capture_default_str();
+  cmd->add_option("--replay", a->replay, "with --policy replay: a CUDA-L1 JSON-lines file or a folder of ModelNew files");
+  cmd->add_option("--rounds", a->rounds, "rounds per task at most")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--group", a->group, "answers per round (the group size G)")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--patience", a->patience, "rounds without a better best before a task stops")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--seed", a->seed, "seed of exemplar sampling and the policies' choices")->capture_default_str();
+  cmd->add_option("--tau", a->tau, "softmax temperature over score buckets")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--buckets", a->buckets, "score buckets")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--exemplars", a->picks, "earlier variants a prompt shows (distinct buckets)")->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--max-prompt-tokens", a->max_prompt_tokens, "prompt budget; exemplars are shortened to fit")->capture_default_str();
+  cmd->add_option("--prompts", a->prompts, "folder of prompt templates (default: the bundled prompts/)");
+  cmd->add_option("--run", a->run_dir, "run folder (default cudal1-runs/<time>); an existing one resumes");
+  cmd->add_option("--name", a->name, "run name in the store (default: the run folder's path)");
+  cmd->add_option("-d,--device", a->device, "auto (CUDA when a GPU is visible, else cpu), cuda, cuda:N or cpu")->capture_default_str();
+  cmd->add_option("--gpus", a->gpus, "use at most this many GPUs (0: all)");
+  cmd->add_option("--lanes", a->lanes, "evaluations side by side on each device")->capture_default_str();
+  cmd->add_option("--eval-memory-gb", a->memory_budget_gb, "host memory the lanes' evaluations may hold at once, in GB (0: three quarters of what is available)")->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_flag("--baselines", a->baselines, "also speedups against torch.compile (both modes), CUDA graph and cuDNN autotuning");
+  cmd->add_flag("--no-timing", a->no_timing, "check correctness only (every reward is then 0 or the penalty)");
+  cmd->add_option("--db", a->db, "SQLite store (default $CUDAL1_DB, else ~/.cache/cudal1/results.db)");
+  cmd->add_flag("--json", a->json_out, "print the summary as one JSON object");
+  cmd->callback([a] { run_optimize(*a); });
+}
+
+}  // namespace cudal1::cli

@@ -1,0 +1,115 @@
+// The optimisation loop on real CPU evaluations, with a scripted policy: what it stores, the
+// rewards and advantages, the best file, resuming without redoing a round, the contrastive
+// prompt, early stopping, and a candidate evaluated once however often it is proposed.
+#include "rl/loop.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "core/hash.h"
+#include "core/paths.h"
+#include "evaluator/fixture_cases.h"
+
+using namespace cudal1;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string answer_with(const std::string& code) {
+  return "## Performance Analysis\nscripted\n\n## Algorithm Design\nscripted\n\n## Code Implementation\n```python\n" + code + "```\n";
+}
+
+// Answers every request with the same three: an accepted file, an incorrect one, no code at all.
+struct ScriptedPolicy : policy::Policy {
+  std::vector<policy::PolicyRequest> requests;
+  std::string name() const override { return "scripted"; }
+  std::vector<policy::PolicyAnswer> answer(const policy::PolicyRequest& r) override {
+    requests.push_back(r);
+    auto cand = [](const char* f) { return read_file(fixtures_dir() / "candidates" / f); };
+    return {{answer_with(cand("ok_scale_add_alpha.py")), "stop", 10, 20, "", "ok"},
+            {answer_with(cand("incorrect_scale_add_off_by_5pct.py")), "stop", 10, 20, "", "off"},
+            {"I would rather not.", "stop", 10, 5, "", "none"}};
+  }
+};
+
+struct LoopRun {
+  fs::path dir = make_private_dir("cudal1-loop-test");
+  Store store{dir / "store.db"};
+  rl::LoopConfig config;
+  std::vector<rl::LoopTask> tasks{{"scale_add", fixtures_dir() / "tasks" / "scale_add.py"}};
+  LoopRun() {
+    config.run = "test", config.run_dir = dir / "run", config.group = 3;
+    config.templates = policy::PromptTemplates::load(policy::bundled_prompts_dir());
+    config.eval.device = "cpu", config.eval.lint = false, config.eval.precision_check = false;
+    config.eval.buckets = 2, config.eval.calls_per_bucket = 3, config.eval.warmup = 1;
+    config.eval.max_remeasure = 0, config.eval.fresh_remeasure_above = 0;
+    config.queue.devices = {"cpu", "cpu"};
+  }
+  ~LoopRun() { fs::remove_all(dir); }
+};
+
+}  // namespace
+
+TEST(Loop, ARoundIsStoredScoredAndExportedAndTheBestFileKept) {
+  LoopRun run;
+  run.config.rounds = 1;
+  ScriptedPolicy policy;
+  auto out = rl::run_loop(run.tasks, policy, run.store, run.config);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].rounds, 1);
+  EXPECT_EQ(out[0].tried, 3);
+  EXPECT_EQ(out[0].evaluated, 2);
+  EXPECT_EQ(out[0].correct, 1);
+  ASSERT_TRUE(out[0].best);
+  EXPECT_GT(*out[0].best, 0.0);
+  EXPECT_EQ(out[0].best_label, "ok");
+  EXPECT_EQ(read_file(out[0].best_file), read_file(fixtures_dir() / "candidates" / "ok_scale_add_alpha.py"));
+
+  auto rows = run.store.run_samples("test");
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].outcome, "ok");
+  EXPECT_TRUE(rows[0].accepted);
+  EXPECT_EQ(rows[1].status, "incorrect");
+  EXPECT_EQ(rows[2].outcome, "no_code");
+  EXPECT_GT(rows[0].raw_reward, 0.0);
+  EXPECT_EQ(rows[1].raw_reward, 0.0);
+  EXPECT_EQ(rows[2].raw_reward, 0.0);
+  EXPECT_GT(rows[0].advantage, 0.0);
+  EXPECT_LT(rows[1].advantage, 0.0);
+  EXPECT_NEAR(rows[0].advantage + rows[1].advantage + rows[2].advantage, 0.0, 1e-9);
+  EXPECT_NE(rows[0].prompt.find("scale_add"), std::string::npos);
+
+  std::ifstream lines(run.config.run_dir / "samples.jsonl");
+  int n = 0;
+  for (std::string l; std::getline(lines, l); ++n) {
+    auto j = nlohmann::json::parse(l);
+    EXPECT_TRUE(j.contains("prompt") && j.contains("completion") && j.contains("advantage") && j.contains("verdict"));
+  }
+  EXPECT_EQ(n, 3);
+}
+
+TEST(Loop, AResumedRunGoesOnWithAContrastivePromptAndStopsWithoutProgress) {
+  LoopRun run;
+  run.config.rounds = 1;
+  ScriptedPolicy first;
+  rl::run_loop(run.tasks, first, run.store, run.config);
+  int64_t evaluations = run.store.count();
+
+  run.config.rounds = 5, run.config.patience = 2;
+  ScriptedPolicy again;
+  auto out = rl::run_loop(run.tasks, again, run.store, run.config);
+  // Round 1 is not asked again; rounds 2 and 3 find nothing better than round 1's best: stop.
+  ASSERT_EQ(again.requests.size(), 2u);
+  EXPECT_EQ(again.requests[0].round, 2);
+  EXPECT_EQ(out[0].rounds, 3);
+  EXPECT_TRUE(out[0].stopped_early);
+  EXPECT_EQ(out[0].tried, 9);
+  // The second round's prompt shows round 1's accepted file with its speedup.
+  ASSERT_EQ(again.requests[0].exemplars.size(), 1u);
+  EXPECT_EQ(again.requests[0].exemplar_labels[0], "ok");
+  EXPECT_NE(again.requests[0].prompt.find("class ModelNew"), std::string::npos);
+  // The same files again: judged from the store, not evaluated a second time.
+  EXPECT_EQ(run.store.count(), evaluations);
+  EXPECT_EQ(run.store.run_samples("test").size(), 9u);
+}
