@@ -118,11 +118,11 @@ void run_optimize(const OptimizeArgs& a) {
   std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
   c.run_dir = a.run_dir.empty() ? fs::path("cudal1-runs") / stamp : fs::path(a.run_dir);
   c.run = a.name.empty() ? fs::absolute(c.run_dir).lexically_normal().string() : a.name;
+  std::unique_ptr<policy::Policy> policy = make_policy(a);  // a policy that cannot work leaves nothing behind
   fs::create_directories(c.run_dir);
   std::unique_ptr<Store> store = open_store(a.db, false);
   c.eval.cache_store = store.get();
   for (const char* suffix : {"", "-wal", "-shm"}) c.eval.protect_files.push_back(store->path().string() + suffix);
-  std::unique_ptr<policy::Policy> policy = make_policy(a);
 
   auto outcomes = rl::run_loop(tasks, *policy, *store, c, [&](const rl::LoopProgress& p) {
     std::cerr << "\r[" << p.task_index + 1 << "/" << p.tasks << " " << p.task << "] round " << p.round << "/" << p.rounds

@@ -1,15 +1,22 @@
-// The optimisation loop on real CPU evaluations, with a scripted policy: what it stores, the
+// The optimisation loop on real CPU evaluations: with a scripted policy (what it stores, the
 // rewards and advantages, the best file, resuming without redoing a round, the contrastive
-// prompt, early stopping, and a candidate evaluated once however often it is proposed.
+// prompt, early stopping, a candidate evaluated once however often it is proposed), with the
+// replay policy, and with the OpenAI-compatible policy against a real HTTP server on loopback.
 #include "rl/loop.h"
 
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 
 #include "core/hash.h"
 #include "core/paths.h"
 #include "evaluator/fixture_cases.h"
+#include "policy/replay_policy.h"
+#ifdef CUDAL1_HAVE_HTTP
+#include "policy/fake_chat_server.h"
+#include "policy/openai_policy.h"
+#endif
 
 using namespace cudal1;
 namespace fs = std::filesystem;
@@ -113,3 +120,69 @@ TEST(Loop, AResumedRunGoesOnWithAContrastivePromptAndStopsWithoutProgress) {
   EXPECT_EQ(run.store.count(), evaluations);
   EXPECT_EQ(run.store.run_samples("test").size(), 9u);
 }
+
+// The replay policy through the loop: a folder's files, one per round, then nothing: the task stops.
+TEST(Loop, ReplayedKernelsAreEvaluatedInTurnUntilTheSetRunsDry) {
+  LoopRun run;
+  run.config.rounds = 5, run.config.group = 1, run.config.patience = 5;
+  fs::path set = run.dir / "set" / "scale_add";
+  fs::create_directories(set);
+  fs::copy_file(fixtures_dir() / "candidates" / "incorrect_scale_add_off_by_5pct.py", set / "a.py");
+  fs::copy_file(fixtures_dir() / "candidates" / "ok_scale_add_alpha.py", set / "b.py");
+  policy::ReplayPolicy replay(run.dir / "set");
+  auto out = rl::run_loop(run.tasks, replay, run.store, run.config);
+  EXPECT_EQ(out[0].rounds, 2);
+  EXPECT_TRUE(out[0].stopped_early);
+  auto rows = run.store.run_samples("test");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].status, "incorrect");
+  EXPECT_TRUE(rows[1].accepted);
+  EXPECT_NE(rows[1].label.find("b.py"), std::string::npos);
+}
+
+#ifdef CUDAL1_HAVE_HTTP
+// The OpenAI-compatible policy through the loop, against a real HTTP server on loopback. Each
+// request's seed (the round's seed plus the answer's slot) picks what the server does, so retries
+// and the order requests arrive in do not matter: a good file, a wrong one slowly, a body that is
+// not JSON, a server error every time, an answer cut off at the token limit.
+TEST(Loop, AnOpenAICompatibleServerDrivesTheLoopThroughItsFailures) {
+  LoopRun run;
+  run.config.rounds = 1, run.config.group = 5;
+  auto cand = [](const char* f) { return read_file(fixtures_dir() / "candidates" / f); };
+  const std::string good = answer_with(cand("ok_scale_add_alpha.py")), wrong = answer_with(cand("incorrect_scale_add_off_by_5pct.py"));
+  policy::FakeEndpoint server([&](const httplib::Request& req, httplib::Response& res) {
+    auto body = nlohmann::json::parse(req.body);
+    switch (body.value("seed", int64_t(0)) % 5) {
+      case 0: res.set_content(policy::completion(good), "application/json"); break;
+      case 1:
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        res.set_content(policy::completion(wrong), "application/json");
+        break;
+      case 2: res.set_content("{\"choices\": [", "application/json"); break;
+      case 3: res.status = 500, res.set_content("{\"error\": {\"message\": \"overloaded\"}}", "application/json"); break;
+      default: {
+        nlohmann::json cut = {{"choices", {{{"index", 0}, {"finish_reason", "length"},
+                                            {"message", {{"role", "assistant"}, {"content", good.substr(0, good.size() / 2)}}}}}}};
+        res.set_content(cut.dump(), "application/json");
+      }
+    }
+  });
+  policy::OpenAIConfig cfg;
+  cfg.base_url = server.base_url(), cfg.model = "scripted-model", cfg.max_retries = 1, cfg.backoff_base_s = 0.01, cfg.timeout_s = 10;
+  policy::OpenAIPolicy chat(cfg);
+  auto out = rl::run_loop(run.tasks, chat, run.store, run.config);
+  EXPECT_EQ(out[0].tried, 5);
+  EXPECT_EQ(out[0].evaluated, 2);
+  EXPECT_EQ(out[0].correct, 1);
+  std::map<std::string, int> outcomes;
+  double advantages = 0;
+  for (auto& x : run.store.run_samples("test")) {
+    outcomes[x.outcome + (x.status.empty() ? "" : "/" + x.status)]++;
+    advantages += x.advantage;
+    EXPECT_EQ(x.policy, "openai:scripted-model");
+  }
+  EXPECT_EQ(outcomes, (std::map<std::string, int>{{"ok/ok", 1}, {"ok/incorrect", 1}, {"policy_error", 2}, {"truncated", 1}}));
+  EXPECT_NEAR(advantages, 0.0, 1e-9);
+  EXPECT_GE(server.requests(), 6);  // the server error was retried
+}
+#endif
