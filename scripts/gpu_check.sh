@@ -4,7 +4,8 @@
 # last. Logs and the results store go to OUT_DIR ($OUT, else build/gpu-out).
 # STAGES picks what runs (default "tests bench tasks"; "cuda-corpus" runs only the CUDA-only fixtures, "gpu-unit"
 # only the timing and CUDA graph tests; "builds",
-# "throughput", "baselines", "bench" (BENCH_JSONL) and "enrich" (ENRICH_JSONL) measure issue 5 and 6's work; "lint" lints
+# "throughput", "baselines", "bench" (BENCH_JSONL) and "enrich" (ENRICH_JSONL) measure issue 5 and 6's work; "optimize"
+# runs the loop with the built-in policy over the suite (and a replay run with REPLAY_JSONL); "lint" lints
 # every row of LINT_JSONL; "solutions" is long: every bundled task's
 # solutions through the evaluator, long, so it runs on its own; SOLUTION_LEVELS="1" or "2 3"
 # splits it to fit a 10-minute device call).
@@ -110,6 +111,39 @@ if has enrich; then
   python3 bench/enrich_tally.py "$scratch/enrich/enrich.jsonl" >"$out/enrich.txt" 2>&1
 fi
 
+# 4h. The optimisation loop (stage optimize): the built-in policy over the whole bundled suite with
+# every baseline (OPT_ROUNDS rounds of OPT_GROUP, resumable: the run folder stays in the scratch),
+# then a replay run feeding REPLAY_LIMIT tasks of REPLAY_JSONL (a CUDA-L1 file) their own
+# kernels; one of its contrastive prompts and the exemplars it showed are printed.
+if has optimize; then
+  "$bin/cudal1" optimize --all --policy builtin --rounds "${OPT_ROUNDS:-2}" --group "${OPT_GROUP:-4}" --lanes "${OPT_LANES:-4}" \
+    --baselines --device cuda --run "$scratch/opt_builtin" >"$out/optimize_builtin.txt" 2>"$out/optimize_progress.txt"
+  python3 bench/optimize_summary.py "$scratch/opt_builtin/summary.json" >>"$out/optimize_builtin.txt" 2>&1
+  if [ -n "${REPLAY_JSONL:-}" ]; then
+    mkdir -p "$scratch/replay_tasks"
+    python3 - "$REPLAY_JSONL" "$scratch/replay_tasks" "${REPLAY_LIMIT:-10}" <<'PY'
+import json, sys
+src, dst, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+rows = [json.loads(l) for l in open(src)]
+for r in [r for r in rows if r.get("custom_code")][:n]:
+    open(f"{dst}/level{r['level_id']}_task{r['task_id']}.py", "w").write(r["ref_code"])
+PY
+    "$bin/cudal1" optimize "$scratch"/replay_tasks/*.py --policy replay --replay "$REPLAY_JSONL" --rounds 3 --group 1 \
+      --patience 3 --lanes 2 --device cuda --run "$scratch/opt_replay" >"$out/optimize_replay.txt" 2>/dev/null
+    python3 - "$scratch/opt_replay/samples.jsonl" <<'PY' >>"$out/optimize_replay.txt"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+for r in rows:
+    print(f"{r['task']} round {r['round']}: {r['label']} -> {r['verdict']['status']} {r['verdict']['speedup']}; exemplars shown: "
+          + (", ".join(f"{e['label'] or e['candidate_hash'][:8]} {e['speedup']:.2f}x" for e in r["exemplars"]) or "none"))
+shown = [r for r in rows if r["exemplars"]]
+if shown:
+    print("\n--- a contrastive prompt it built (" + shown[0]["task"] + ", round " + str(shown[0]["round"]) + ") ---")
+    print(shown[0]["prompt"][:6000])
+PY
+  fi
+fi
+
 # 5. Every bundled solution through the evaluator.
 has solutions && bench/suite_solutions.sh "$bin/cudal1" cuda "${SOLUTION_LEVELS:-1 2 3}" >"$out/solutions.txt" 2>&1
 
@@ -122,4 +156,4 @@ if has tests || has cuda-corpus || has gpu-unit; then
   echo
 fi
 if [ -s "$CUDAL1_CORPUS_LOG" ]; then python3 bench/corpus_table.py "$CUDAL1_CORPUS_LOG"; echo; fi
-for f in tasks_sol.txt solutions.txt bench.txt lint.txt builds.txt baselines.txt bench_cuda_l1.txt throughput.txt enrich.txt; do [ -s "$out/$f" ] && { cat "$out/$f"; echo; }; done
+for f in tasks_sol.txt solutions.txt bench.txt lint.txt builds.txt baselines.txt bench_cuda_l1.txt throughput.txt enrich.txt optimize_builtin.txt optimize_replay.txt; do [ -s "$out/$f" ] && { cat "$out/$f"; echo; }; done

@@ -1,5 +1,6 @@
 // cli/optimize: `cudal1 optimize TASK...` — the contrastive-RL loop (rl/loop.h) with a policy:
 // the built-in rewrite policy (no model), any OpenAI-compatible endpoint, or a replayed kernel set.
+#include <algorithm>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -33,7 +34,7 @@ struct OptimizeArgs {
   double tau = 1.0, memory_budget_gb = 0;
   std::size_t max_prompt_tokens = 12000;
   uint64_t seed = 1;
-  bool json_out = false, baselines = false, no_timing = false;
+  bool json_out = false, baselines = false, no_timing = false, all = false;
 };
 
 std::unique_ptr<policy::Policy> make_policy(const OptimizeArgs& a) {
@@ -94,12 +95,16 @@ void print_outcomes(const std::vector<rl::TaskOutcome>& outcomes) {
 }
 
 void run_optimize(const OptimizeArgs& a) {
-  if (a.tasks.empty()) throw Error(ErrorKind::usage, "no task named", "name tasks by suite name (level1/19_ReLU) or file");
   fs::path suite = a.suite.empty() ? default_suite_dir() : fs::path(a.suite);
+  std::vector<std::string> names = a.tasks;
+  if (a.all)
+    for (auto& e : discover_tasks(suite)) names.push_back(e.name);
+  if (names.empty()) throw Error(ErrorKind::usage, "no task named", "name tasks by suite name (level1/19_ReLU) or file, or pass --all");
   std::vector<rl::LoopTask> tasks;
   std::set<std::string> ids;  // the store and the run folder key everything by task id
-  for (auto& t : a.tasks) {
+  for (auto& t : names) {
     TaskEntry e = find_task(suite, t);
+    if (std::any_of(tasks.begin(), tasks.end(), [&](const rl::LoopTask& k) { return fs::equivalent(k.path, e.path); })) continue;
     std::string id = e.name;
     if (id == "task") id = e.path.parent_path().filename().string() + "/" + id;  // examples/<name>/task.py
     for (int n = 2; !ids.insert(id).second; ++n) id = e.name + "#" + std::to_string(n);
@@ -157,7 +162,8 @@ void run_optimize(const OptimizeArgs& a) {
 void register_optimize(CLI::App& app) {
   auto a = std::make_shared<OptimizeArgs>();
   CLI::App* cmd = app.add_subcommand("optimize", "Optimise tasks with a policy in CUDA-L1's contrastive loop, every candidate verified");
-  cmd->add_option("tasks", a->tasks, "tasks: suite names (level1/19_ReLU) or KernelBench files")->required();
+  cmd->add_option("tasks", a->tasks, "tasks: suite names (level1/19_ReLU) or KernelBench files");
+  cmd->add_flag("--all", a->all, "every task of the suite");
   cmd->add_option("--suite", a->suite, "task suite folder (default: the bundled one)");
   cmd->add_option("--policy", a->policy, "builtin (mechanical rewrites, no model), openai (CUDAL1_OPENAI_BASE_URL, "
                   "CUDAL1_OPENAI_MODEL, OPENAI_API_KEY) or replay (--replay)")->capture_default_str();

@@ -76,7 +76,7 @@ struct Slot {
 json TaskOutcome::to_json() const {
   json j = {{"task", id}, {"rounds", rounds}, {"tried", tried}, {"evaluated", evaluated}, {"correct", correct},
             {"hacks", hacks}, {"best_speedup", best ? json(*best) : json(nullptr)}, {"best_speedups", best_speedups},
-            {"best_label", best_label}, {"stopped_early", stopped_early}};
+            {"best_label", best_label}, {"stopped_early", stopped_early}, {"flags", flags}};
   if (!best_file.empty()) j["best_file"] = best_file.string();
   return j;
 }
@@ -117,9 +117,11 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
       std::vector<Exemplar> scored;
       for (auto& e : known) scored.push_back({e.candidate_hash, e.speedup});
       policy::PolicyRequest req{task.id, task.path.string(), reference, device, "", {}, {}, c.group, round, rng()};
+      json shown = json::array();
       for (std::size_t i : sample_exemplars(scored, c.sampler, rng)) {
         req.exemplars.push_back({known[i].source, known[i].speedup});
         req.exemplar_labels.push_back(st.labels.count(known[i].candidate_hash) ? st.labels[known[i].candidate_hash] : "");
+        shown.push_back({{"candidate_hash", known[i].candidate_hash}, {"speedup", known[i].speedup}, {"label", req.exemplar_labels.back()}});
       }
       req.prompt = policy::build_prompt(c.templates, {task.id, device, reference, req.exemplars}, c.budget).text;
       tell(round, "asking");
@@ -161,6 +163,7 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
         RlSample x{c.run, task.id, task_hash, round, int(s), policy.name(), sl.answer.label, req.prompt, sl.answer.text};
         x.outcome = sl.answer.error.empty() ? policy::response_outcome_name(sl.parsed.outcome) : "policy_error";
         x.prompt_tokens = sl.answer.prompt_tokens, x.completion_tokens = sl.answer.completion_tokens;
+        x.exemplars = shown;
         Verdict v;
         if (sl.result) {
           const EvalResult& r = *sl.result;
@@ -168,6 +171,7 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
           v.accepted = r.accepted, v.blocking_flag = r.has_blocking_flag();
           if (r.accepted && r.speedup.count("eager")) x.speedup = v.speedup = r.speedup.at("eager");
           out.hacks += v.blocking_flag;
+          for (auto& f : r.flags) out.flags[f.id] = out.flags.value(f.id, 0) + 1;
           ++out.evaluated;
           st.labels[sl.hash] = sl.answer.label;
           if (x.speedup && (!out.best || *x.speedup > *out.best)) {
@@ -206,7 +210,7 @@ std::size_t export_samples(Store& store, const std::string& run, const fs::path&
     json line = {{"run", x.run}, {"task", x.task_id}, {"task_hash", x.task_hash}, {"round", x.round},
                  {"slot", x.slot}, {"policy", x.policy}, {"label", x.label}, {"prompt", x.prompt},
                  {"completion", x.completion}, {"raw_reward", x.raw_reward}, {"reward", x.reward},
-                 {"advantage", x.advantage}, {"verdict", verdict},
+                 {"advantage", x.advantage}, {"verdict", verdict}, {"exemplars", x.exemplars},
                  {"tokens", {{"prompt", x.prompt_tokens}, {"completion", x.completion_tokens}}}};
     if (!x.candidate_hash.empty()) line["candidate_hash"] = x.candidate_hash;
     text += line.dump() + "\n";

@@ -63,6 +63,7 @@ struct TaskOutcome {
   int rounds = 0, tried = 0, evaluated = 0, correct = 0, hacks = 0;
   std::optional<double> best;                   // eager speedup of the best accepted file
   nlohmann::json best_speedups = nlohmann::json::object();  // that file's speedup against every baseline measured
+  nlohmann::json flags = nlohmann::json::object();          // flag id -> answers of this run that raised it
   std::string best_label;
   std::filesystem::path best_file;
   bool stopped_early = false;

@@ -115,6 +115,11 @@ TEST(Loop, AResumedRunGoesOnWithAContrastivePromptAndStopsWithoutProgress) {
   // The second round's prompt shows round 1's accepted file with its speedup.
   ASSERT_EQ(again.requests[0].exemplars.size(), 1u);
   EXPECT_EQ(again.requests[0].exemplar_labels[0], "ok");
+  auto stored = run.store.run_samples("test");
+  ASSERT_EQ(stored[3].exemplars.size(), 1u);  // round 2's first row: what its prompt showed
+  EXPECT_EQ(stored[3].exemplars[0]["label"], "ok");
+  EXPECT_EQ(stored[3].exemplars[0]["candidate_hash"], sha256_hex(read_file(fixtures_dir() / "candidates" / "ok_scale_add_alpha.py")));
+  EXPECT_TRUE(stored[0].exemplars.empty());
   EXPECT_NE(again.requests[0].prompt.find("class ModelNew"), std::string::npos);
   // The same files again: judged from the store, not evaluated a second time.
   EXPECT_EQ(run.store.count(), evaluations);

@@ -32,6 +32,8 @@ struct RlSample {
   std::optional<double> speedup;  // against eager, when accepted
   double raw_reward = 0, reward = 0, advantage = 0;
   std::size_t prompt_tokens = 0, completion_tokens = 0;
+  // What the prompt showed: [{candidate_hash, speedup, label}], in the order sampled.
+  nlohmann::json exemplars = nlohmann::json::array();
 };
 
 class Store {
