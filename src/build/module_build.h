@@ -29,8 +29,8 @@ struct ModuleContext {
 
 struct ModuleRequest {
   std::string spec_id, module;
-  std::map<std::string, std::string> files;
-  std::string content_id;  // carried to the result (BuiltModule::content_id)  // main.cpp, cuda.cu, build.ninja as torch wrote them
+  std::map<std::string, std::string> files;  // main.cpp, cuda.cu, build.ninja as torch wrote them
+  std::string content_id;  // carried to the result (BuiltModule::content_id)
 };
 
 // Never throws for a candidate's fault: a failed build comes back with `error` set.

@@ -102,13 +102,7 @@ std::vector<EnrichTask> cuda_l1_tasks(const std::string& file, const fs::path& w
   return out;
 }
 
-void write_text(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream f(p, std::ios::binary | std::ios::trunc);
-  f << text;
-  if (!f.flush())
-    throw Error(ErrorKind::input, "cannot write " + p.string(), "check that --out names a writable folder");
-}
+void write_text(const fs::path& p, const std::string& text) { write_file(p, text, "check that --out names a writable folder"); }
 
 // The short reason a verification did not accept: the graph code's own error (capture failed,
 // no replay), else the evaluator's status and its blocking flags.

@@ -34,4 +34,11 @@ std::string read_file(const std::filesystem::path& path) {
   return ss.str();
 }
 
+void write_file(const std::filesystem::path& path, const std::string& text, const std::string& hint) {
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << text;
+  if (!f.flush()) throw Error(ErrorKind::input, "cannot write " + path.string(), hint);
+}
+
 }  // namespace cudal1

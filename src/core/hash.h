@@ -1,6 +1,6 @@
-// core/hash.h — content hashes (SHA-256, hex) that name tasks, candidates and cached results.
-// A cryptographic hash, because a candidate that could collide with an accepted one would
-// inherit its cached verdict.
+// core/hash.h — content hashes (SHA-256, hex) that name tasks, candidates and cached results,
+// and the whole-file reads and writes of the contents they name. A cryptographic hash, because a
+// candidate that could collide with an accepted one would inherit its cached verdict.
 #pragma once
 
 #include <filesystem>
@@ -13,5 +13,8 @@ std::string sha256_hex(std::string_view data);
 
 // Reads the whole file; throws Error(input) when it cannot.
 std::string read_file(const std::filesystem::path& path);
+
+// Writes `text` as the whole file, making its folder; throws Error(input) with `hint` when it cannot.
+void write_file(const std::filesystem::path& path, const std::string& text, const std::string& hint);
 
 }  // namespace cudal1

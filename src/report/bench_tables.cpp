@@ -59,9 +59,7 @@ const char* status_class(const json& row) {
   return it == k.end() ? "st-oth" : it->second;
 }
 
-std::string text(const std::string& s, std::size_t max_bytes) {
-  return escape_html(truncate_utf8(s, max_bytes));
-}
+std::string text(const std::string& s, std::size_t max_bytes) { return escape_html_cut(s, max_bytes); }
 
 std::string speedup_cell(const json& row, const std::string& baseline) {
   BenchSpeedup sp = bench_speedup(row, baseline);

@@ -94,6 +94,10 @@ std::string truncate_utf8(std::string_view text, std::size_t max_bytes) {
   return std::string(text.substr(0, cut)) + "\xE2\x80\xA6";  // U+2026
 }
 
+std::string escape_html_cut(std::string_view text, std::size_t max_bytes) {
+  return escape_html(truncate_utf8(text, max_bytes));
+}
+
 std::string format_speedup(double v) {
   char buf[64];
   int digits = std::abs(v) < 10 ? 2 : std::abs(v) < 100 ? 1 : 0;

@@ -23,6 +23,10 @@ std::string escape_markdown(std::string_view text);
 // At most `max_bytes` bytes, cut at a UTF-8 character boundary, "…" appended when cut.
 std::string truncate_utf8(std::string_view text, std::size_t max_bytes);
 
+// Untrusted text for a page: cut to `max_bytes`, then escaped (a 1 MB task name must not make a
+// 1 MB table cell).
+std::string escape_html_cut(std::string_view text, std::size_t max_bytes);
+
 // How every report writes a speedup: "1.23x", "12.3x", "368x" (digits shrink as it grows).
 std::string format_speedup(double v);
 // A fraction as a percentage with one decimal: 0.4167 -> "41.7%".

@@ -14,7 +14,7 @@ using json = nlohmann::json;
 
 namespace {
 
-std::string text(const std::string& s, std::size_t max_bytes = 200) { return escape_html(truncate_utf8(s, max_bytes)); }
+std::string text(const std::string& s, std::size_t max_bytes = 200) { return escape_html_cut(s, max_bytes); }
 
 std::string field(const json& j, const char* key) {
   return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";

@@ -1,7 +1,6 @@
 #include "rl/loop.h"
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <random>
 #include <set>
@@ -24,12 +23,7 @@ std::string file_stem(const std::string& task_id) {
   return s == "." || s == ".." ? "_" + s : s;
 }
 
-void write_text(const fs::path& file, const std::string& text) {
-  fs::create_directories(file.parent_path());
-  std::ofstream out(file, std::ios::binary | std::ios::trunc);
-  if (!(out << text))
-    throw Error(ErrorKind::input, "cannot write " + file.string(), "check that the run folder is on a writable disk");
-}
+void write_text(const fs::path& file, const std::string& text) { write_file(file, text, "check that the run folder is on a writable disk"); }
 
 // What a task's earlier rounds of this run leave behind: where to go on from.
 struct TaskState {

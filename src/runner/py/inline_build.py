@@ -273,13 +273,10 @@ def install_prebuilt(entries):
         sid = spec_id(spec)
         module = versions.module_name(spec, sid)
         entry = by_id.get(sid)
-        if entry is None and content_id(spec) in by_content:
-            # The same build under another name: the module keeps the name it was built with.
-            entry = by_content[content_id(spec)]
-            _mutate_like_torch(args, kwargs, spec)
-            prebuilt_report["served"].append(sid)
-            prebuilt_report.setdefault("renamed", []).append({"asked": spec["name"], "built": entry["module"]})
-            return _import_so(entry["module"], entry["so"])
+        if entry is None:
+            entry = by_content.get(content_id(spec))
+            if entry is not None:  # the same build under another name: it keeps the name it was built with
+                prebuilt_report.setdefault("renamed", []).append({"asked": spec["name"], "built": entry["module"]})
         if entry is None:
             prebuilt_report["missed"].append(sid)
             return _real_load_inline(*args, **kwargs)
