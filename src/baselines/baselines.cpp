@@ -130,8 +130,11 @@ BaselineSet measure_baselines(const BaselineOptions& o) {
     }
   }
   std::string key = cache_key(task_hash, env, names, o);
-  json req = {{"op", "baselines"}, {"task", fs::absolute(o.task_path).string()}, {"names", names},
+  json req = {{"op", "baselines_prepare"}, {"task", fs::absolute(o.task_path).string()}, {"names", names},
               {"buckets", o.buckets}, {"calls", o.calls}};
+  reference_call(worker, req, timeout, o.task_path);
+  if (o.before_timing) o.before_timing();
+  req["op"] = "baselines_time";
   json reply = reference_call(worker, req, timeout, o.task_path).body;
   worker.shutdown();
   BaselineSet s;

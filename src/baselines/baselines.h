@@ -9,6 +9,7 @@
 // eager's, is unavailable, with the reason.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -53,6 +54,9 @@ struct BaselineOptions {
   // The worker environment (runner/py roles.py `env`) when the caller already has it from a
   // worker on the same device and Python; empty: asked of a fresh worker.
   nlohmann::json env = nlohmann::json::object();
+  // Called between building the baselines (compiling, capturing, checking: the device may be
+  // shared) and timing them (it should not be): the evaluator takes the device to itself here.
+  std::function<void()> before_timing;
 };
 
 // Throws Error(task) when the task does not load, Error(runner) when the worker breaks down.

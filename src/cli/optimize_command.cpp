@@ -130,9 +130,10 @@ void run_optimize(const OptimizeArgs& a) {
   for (const char* suffix : {"", "-wal", "-shm"}) c.eval.protect_files.push_back(store->path().string() + suffix);
 
   auto outcomes = rl::run_loop(tasks, *policy, *store, c, [&](const rl::LoopProgress& p) {
-    std::cerr << "\r[" << p.task_index + 1 << "/" << p.tasks << " " << p.task << "] round " << p.round << "/" << p.rounds
-              << " " << p.stage << " · tried " << p.tried << " · correct " << p.correct << " · best "
-              << speed_text(p.best) << "        " << std::flush;
+    std::cerr << "\rround " << p.round << "/" << p.rounds << " · " << p.active << "/" << p.tasks << " tasks · " << p.stage;
+    if (p.stage == "evaluating") std::cerr << " " << p.jobs_done << "/" << p.jobs;
+    std::cerr << " · tried " << p.tried << " · correct " << p.correct << " · " << p.improved << " tasks improved, geomean best "
+              << speed_text(p.best_geomean) << (p.task.empty() ? "" : " · " + p.task) << "        " << std::flush;
   });
   std::cerr << "\n";
   json summary = {{"run", c.run}, {"run_dir", c.run_dir.string()}, {"policy", policy->name()},

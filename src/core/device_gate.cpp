@@ -22,6 +22,19 @@ void DeviceGate::Hold::downgrade() {
   mode_ = Mode::shared;
 }
 
+bool DeviceGate::Hold::yield() {
+  if (!gate_ || mode_ != Mode::shared || !gate_->exclusive_waiting()) return false;
+  DeviceGate* g = gate_;
+  release();
+  *this = g->acquire(Mode::shared);
+  return true;
+}
+
+bool DeviceGate::exclusive_waiting() {
+  std::lock_guard<std::mutex> l(m_);
+  return exclusive_waiting_ > 0;
+}
+
 void DeviceGate::downgrade() {
   {
     std::lock_guard<std::mutex> l(m_);

@@ -26,6 +26,9 @@ class DeviceGate {
     void release();
     // Exclusive to shared without letting go: no other exclusive hold starts in between.
     void downgrade();
+    // A shared hold lets a waiting exclusive request go first: released, then taken again once
+    // that request is done. Returns whether it waited. No-op for an exclusive hold.
+    bool yield();
     bool held() const { return gate_ != nullptr; }
     Mode mode() const { return mode_; }
 
@@ -43,6 +46,7 @@ class DeviceGate {
  private:
   void release(Mode mode);
   void downgrade();
+  bool exclusive_waiting();
   std::mutex m_;
   std::condition_variable cv_;
   std::size_t shared_ = 0, exclusive_waiting_ = 0;

@@ -83,6 +83,29 @@ TEST(DeviceGate, DowngradeLetsSharedInButNoOtherExclusive) {
   EXPECT_TRUE(got.load());
 }
 
+TEST(DeviceGate, YieldingSharedHoldLetsAWaitingExclusiveRequestIn) {
+  DeviceGate gate;
+  auto mine = gate.acquire(DeviceGate::Mode::shared);
+  EXPECT_FALSE(mine.yield()) << "yielded with nothing waiting";
+  std::atomic<bool> timed{false}, mine_back{false};
+  std::thread excl([&] {
+    auto h = gate.acquire(DeviceGate::Mode::exclusive);
+    std::this_thread::sleep_for(30ms);
+    timed = true;
+  });
+  std::this_thread::sleep_for(50ms);  // the exclusive request waits on `mine`
+  EXPECT_FALSE(timed.load());
+  EXPECT_TRUE(mine.yield());
+  mine_back = true;
+  EXPECT_TRUE(timed.load()) << "the shared hold came back before the exclusive one had run";
+  EXPECT_TRUE(mine.held());
+  EXPECT_EQ(mine.mode(), DeviceGate::Mode::shared);
+  excl.join();
+  mine.release();
+  auto after = gate.acquire(DeviceGate::Mode::exclusive);  // nothing left held
+  EXPECT_TRUE(after.held());
+}
+
 TEST(DeviceGate, MovedHoldReleasesOnce) {
   DeviceGate gate;
   {

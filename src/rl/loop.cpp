@@ -1,6 +1,7 @@
 #include "rl/loop.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <random>
 #include <set>
@@ -25,37 +26,6 @@ std::string file_stem(const std::string& task_id) {
 
 void write_text(const fs::path& file, const std::string& text) { write_file(file, text, "check that the run folder is on a writable disk"); }
 
-// What a task's earlier rounds of this run leave behind: where to go on from.
-struct TaskState {
-  int next_round = 1, since_better = 0;
-  TaskOutcome outcome;
-  std::map<std::string, std::string> labels;  // candidate hash -> the label of the answer that wrote it
-};
-
-TaskState replay_history(const std::vector<RlSample>& samples, const std::string& id, RewardNormalizer& normalizer) {
-  TaskState st;
-  st.outcome.id = id;
-  int round = 0;
-  bool better_this_round = false;
-  for (auto& x : samples) {
-    if (x.round != round) {
-      if (round > 0) st.since_better = better_this_round ? 0 : st.since_better + 1;
-      round = x.round, better_this_round = false;
-    }
-    normalizer.normalise(x.raw_reward);
-    ++st.outcome.tried;
-    st.outcome.evaluated += !x.status.empty();
-    st.outcome.correct += x.accepted;
-    if (!x.candidate_hash.empty()) st.labels[x.candidate_hash] = x.label;
-    if (x.accepted && x.speedup && (!st.outcome.best || *x.speedup > *st.outcome.best))
-      st.outcome.best = x.speedup, st.outcome.best_label = x.label, better_this_round = true;
-  }
-  if (round > 0) st.since_better = better_this_round ? 0 : st.since_better + 1;
-  st.outcome.rounds = round;
-  st.next_round = round + 1;
-  return st;
-}
-
 // One answer on its way through a round.
 struct Slot {
   policy::PolicyAnswer answer;
@@ -64,6 +34,61 @@ struct Slot {
   std::string hash;
   std::optional<EvalResult> result;
 };
+
+// One task through the run: where its earlier rounds left it and this round's answers.
+struct TaskRun {
+  const LoopTask* task = nullptr;
+  std::size_t index = 0;
+  std::string reference, task_hash;
+  fs::path best_file;
+  int next_round = 1, since_better = 0;
+  bool done = false;
+  TaskOutcome outcome;
+  std::map<std::string, std::string> labels;  // candidate hash -> the label of the answer that wrote it
+  // This round's:
+  policy::PolicyRequest request;
+  json shown = json::array();
+  std::vector<Slot> slots;
+};
+
+// An answer's evaluation, as it lands in the outcome: counts, flags, a new best.
+// Returns whether it is the task's new best.
+bool credit(TaskRun& t, const Slot& sl, const EvalResult& r) {
+  TaskOutcome& out = t.outcome;
+  ++out.evaluated;
+  out.hacks += r.has_blocking_flag();
+  for (auto& f : r.flags) out.flags[f.id] = out.flags.value(f.id, 0) + 1;
+  t.labels[sl.hash] = sl.answer.label;
+  if (!r.accepted || !r.speedup.count("eager")) return false;
+  double s = r.speedup.at("eager");
+  if (out.best && s <= *out.best) return false;
+  out.best = s, out.best_label = sl.answer.label, out.best_speedups = r.speedup;
+  return true;
+}
+
+// Where a task's earlier rounds of this run leave it; each stored answer's evaluation is looked
+// up again, so a resumed run reports the same flags and baselines as an uninterrupted one.
+void replay_history(TaskRun& t, const std::vector<RlSample>& samples,
+                    const std::function<std::optional<EvalResult>(const std::string&, const std::string&)>& judged) {
+  int round = 0;
+  bool better_this_round = false;
+  for (auto& x : samples) {
+    if (x.round != round) {
+      if (round > 0) t.since_better = better_this_round ? 0 : t.since_better + 1;
+      round = x.round, better_this_round = false;
+    }
+    ++t.outcome.tried;
+    t.outcome.correct += x.accepted;
+    if (x.candidate_hash.empty() || x.status.empty()) continue;
+    Slot sl;
+    sl.hash = x.candidate_hash, sl.answer.label = x.label;
+    if (auto r = judged(x.task_hash, x.candidate_hash)) better_this_round |= credit(t, sl, *r);
+    else ++t.outcome.evaluated, t.labels[x.candidate_hash] = x.label;  // stored under another protocol
+  }
+  if (round > 0) t.since_better = better_this_round ? 0 : t.since_better + 1;
+  t.outcome.rounds = round;
+  t.next_round = round + 1;
+}
 
 }  // namespace
 
@@ -91,87 +116,118 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
       if (auto r = store.find(task_hash, hash, protocol, d)) return r;
     return std::nullopt;
   };
+  // The rolling normalisation goes on from every reward this run has given, in the order given.
   RewardNormalizer normalizer(c.reward);
-  std::vector<TaskOutcome> outcomes;
+  for (auto& x : store.run_samples(c.run)) normalizer.normalise(x.raw_reward);
+
+  std::vector<TaskRun> runs(tasks.size());
   for (std::size_t t = 0; t < tasks.size(); ++t) {
-    const LoopTask& task = tasks[t];
-    std::string reference = read_file(task.path.string());
-    std::string task_hash = sha256_hex(reference);
-    TaskState st = replay_history(store.run_samples(c.run, task.id), task.id, normalizer);
-    TaskOutcome& out = st.outcome;
-    fs::path best_file = c.run_dir / "best" / (file_stem(task.id) + ".py");
-    if (out.best && fs::exists(best_file)) out.best_file = best_file;
-    auto tell = [&](int round, const char* stage) {
-      if (progress) progress({task.id, t, tasks.size(), round, c.rounds, out.tried, out.correct, out.best, stage});
-    };
-    for (int round = st.next_round; round <= c.rounds && st.since_better < c.patience; ++round) {
+    TaskRun& tr = runs[t];
+    tr.task = &tasks[t], tr.index = t;
+    tr.reference = read_file(tasks[t].path.string());
+    tr.task_hash = sha256_hex(tr.reference);
+    tr.outcome.id = tasks[t].id;
+    replay_history(tr, store.run_samples(c.run, tasks[t].id), judged);
+    tr.best_file = c.run_dir / "best" / (file_stem(tasks[t].id) + ".py");
+    if (tr.outcome.best && fs::exists(tr.best_file)) tr.outcome.best_file = tr.best_file;
+  }
+  LoopProgress pr;
+  pr.tasks = tasks.size(), pr.rounds = c.rounds;
+  auto tell = [&](const std::string& stage) {
+    pr.stage = stage, pr.tried = pr.correct = 0, pr.improved = 0;
+    double log_sum = 0;
+    for (auto& tr : runs) {
+      pr.tried += tr.outcome.tried, pr.correct += tr.outcome.correct;
+      if (tr.outcome.best) ++pr.improved, log_sum += std::log(*tr.outcome.best);
+    }
+    pr.best_geomean = pr.improved ? std::optional<double>(std::exp(log_sum / double(pr.improved))) : std::nullopt;
+    if (progress) progress(pr);
+  };
+
+  // Rounds go over every task at once: one round's answers of all tasks fill the lanes together.
+  for (int round = 1; round <= c.rounds; ++round) {
+    std::vector<TaskRun*> wave;
+    for (auto& tr : runs)
+      if (!tr.done && tr.next_round <= round && tr.since_better < c.patience) wave.push_back(&tr);
+    if (wave.empty()) continue;
+    pr.round = round, pr.active = wave.size(), pr.jobs = pr.jobs_done = 0;
+    std::vector<QueueJob> jobs;
+    std::vector<std::pair<TaskRun*, std::size_t>> job_slot;
+    for (TaskRun* tp : wave) {
+      TaskRun& tr = *tp;
+      const LoopTask& task = *tr.task;
+      pr.task = task.id;
+      tell("asking");
       std::mt19937_64 rng(c.seed ^ std::hash<std::string>{}(task.id) ^ (uint64_t(round) * 0x9e3779b97f4a7c15ull));
       // The prompt: earlier accepted variants of this task on this device, by score bucket.
-      std::vector<Store::Exemplar> known = exemplars_of(task_hash);
+      std::vector<Store::Exemplar> known = exemplars_of(tr.task_hash);
       std::vector<Exemplar> scored;
       for (auto& e : known) scored.push_back({e.candidate_hash, e.speedup});
-      policy::PolicyRequest req{task.id, task.path.string(), reference, device, "", {}, {}, c.group, round, rng()};
-      json shown = json::array();
+      tr.request = policy::PolicyRequest{task.id, task.path.string(), tr.reference, device, "", {}, {}, c.group, round, rng()};
+      tr.shown = json::array();
       for (std::size_t i : sample_exemplars(scored, c.sampler, rng)) {
-        req.exemplars.push_back({known[i].source, known[i].speedup});
-        req.exemplar_labels.push_back(st.labels.count(known[i].candidate_hash) ? st.labels[known[i].candidate_hash] : "");
-        shown.push_back({{"candidate_hash", known[i].candidate_hash}, {"speedup", known[i].speedup}, {"label", req.exemplar_labels.back()}});
+        tr.request.exemplars.push_back({known[i].source, known[i].speedup});
+        tr.request.exemplar_labels.push_back(tr.labels.count(known[i].candidate_hash) ? tr.labels[known[i].candidate_hash] : "");
+        tr.shown.push_back({{"candidate_hash", known[i].candidate_hash}, {"speedup", known[i].speedup}, {"label", tr.request.exemplar_labels.back()}});
       }
-      req.prompt = policy::build_prompt(c.templates, {task.id, device, reference, req.exemplars}, c.budget).text;
-      tell(round, "asking");
-      std::vector<Slot> slots;
-      for (auto& a : policy.answer(req)) slots.push_back({a, policy::parse_response(a.text, a.finish_reason), {}, {}, {}});
-      if (slots.empty()) {  // the policy has nothing more to say for this task
-        out.stopped_early = true;
-        break;
+      tr.request.prompt = policy::build_prompt(c.templates, {task.id, device, tr.reference, tr.request.exemplars}, c.budget).text;
+      tr.slots.clear();
+      for (auto& a : policy.answer(tr.request)) tr.slots.push_back({a, policy::parse_response(a.text, a.finish_reason), {}, {}, {}});
+      if (tr.slots.empty()) {  // the policy has nothing more to say for this task
+        tr.outcome.stopped_early = tr.done = true;
+        continue;
       }
       // Candidates: each parsed file once; a file the store already judged is not evaluated again.
-      std::vector<QueueJob> jobs;
-      std::vector<std::size_t> job_slot;
-      for (std::size_t s = 0; s < slots.size(); ++s) {
-        Slot& sl = slots[s];
+      for (std::size_t s = 0; s < tr.slots.size(); ++s) {
+        Slot& sl = tr.slots[s];
         if (!sl.answer.error.empty() || sl.parsed.outcome != policy::ResponseOutcome::ok) continue;
         sl.hash = sha256_hex(sl.parsed.code);
         sl.file = c.run_dir / "candidates" / file_stem(task.id) / ("r" + std::to_string(round) + "_s" + std::to_string(s) + ".py");
         write_text(sl.file, sl.parsed.code);
-        if ((sl.result = judged(task_hash, sl.hash))) continue;
+        if ((sl.result = judged(tr.task_hash, sl.hash))) continue;
         QueueJob j{task.id + " r" + std::to_string(round) + " s" + std::to_string(s), c.eval, json::object()};
         j.options.task_path = task.path.string(), j.options.candidate_path = sl.file.string();
         jobs.push_back(std::move(j));
-        job_slot.push_back(s);
+        job_slot.push_back({tp, s});
       }
-      tell(round, "evaluating");
-      if (!jobs.empty())
-        run_queue(jobs, c.queue, [&](const QueueResult& qr) {
-          Slot& sl = slots[job_slot[qr.index]];
-          if (!qr.result) return;  // the evaluation could not run: scored as a failure
+    }
+    pr.jobs = jobs.size();
+    tell("evaluating");
+    if (!jobs.empty())
+      run_queue(jobs, c.queue, [&](const QueueResult& qr) {
+        auto [tp, s] = job_slot[qr.index];
+        Slot& sl = tp->slots[s];
+        ++pr.jobs_done, pr.task = tp->task->id;
+        if (qr.result) {  // else the evaluation could not run: scored as a failure
           sl.result = qr.result;
           store.save(*qr.result, protocol, qr.device, sl.parsed.code);
-        });
-      // Rewards, in slot order, then the group's advantages.
+        }
+        tell("evaluating");
+      });
+    // Per task, in slot order: rewards, then the group's advantages; one transaction per task.
+    for (TaskRun* tp : wave) {
+      TaskRun& tr = *tp;
+      if (tr.done) continue;
+      TaskOutcome& out = tr.outcome;
       std::vector<RlSample> rows;
       std::vector<double> rewards;
       bool better = false;
-      for (std::size_t s = 0; s < slots.size(); ++s) {
-        Slot& sl = slots[s];
-        RlSample x{c.run, task.id, task_hash, round, int(s), policy.name(), sl.answer.label, req.prompt, sl.answer.text};
+      for (std::size_t s = 0; s < tr.slots.size(); ++s) {
+        Slot& sl = tr.slots[s];
+        RlSample x{c.run, tr.task->id, tr.task_hash, round, int(s), policy.name(), sl.answer.label, tr.request.prompt, sl.answer.text};
         x.outcome = sl.answer.error.empty() ? policy::response_outcome_name(sl.parsed.outcome) : "policy_error";
         x.prompt_tokens = sl.answer.prompt_tokens, x.completion_tokens = sl.answer.completion_tokens;
-        x.exemplars = shown;
+        x.exemplars = tr.shown;
         Verdict v;
         if (sl.result) {
           const EvalResult& r = *sl.result;
           x.candidate_hash = sl.hash, x.status = status_name(r.status), x.accepted = r.accepted;
           v.accepted = r.accepted, v.blocking_flag = r.has_blocking_flag();
           if (r.accepted && r.speedup.count("eager")) x.speedup = v.speedup = r.speedup.at("eager");
-          out.hacks += v.blocking_flag;
-          for (auto& f : r.flags) out.flags[f.id] = out.flags.value(f.id, 0) + 1;
-          ++out.evaluated;
-          st.labels[sl.hash] = sl.answer.label;
-          if (x.speedup && (!out.best || *x.speedup > *out.best)) {
-            out.best = x.speedup, out.best_label = sl.answer.label, out.best_speedups = r.speedup, better = true;
-            write_text(best_file, sl.parsed.code);
-            out.best_file = best_file;
+          if (credit(tr, sl, r)) {
+            better = true;
+            write_text(tr.best_file, sl.parsed.code);
+            out.best_file = tr.best_file;
           }
         }
         ++out.tried;
@@ -184,13 +240,19 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
       std::vector<double> adv = grpo_advantages(rewards);
       for (std::size_t i = 0; i < rows.size(); ++i) rows[i].advantage = adv[i];
       store.save_round(rows);
-      export_samples(store, c.run, c.run_dir / "samples.jsonl");
       out.rounds = round;
-      st.since_better = better ? 0 : st.since_better + 1;
-      tell(round, "round done");
+      tr.next_round = round + 1;
+      tr.since_better = better ? 0 : tr.since_better + 1;
+      tr.slots.clear();
     }
-    if (st.since_better >= c.patience && out.rounds < c.rounds) out.stopped_early = true;
-    outcomes.push_back(out);
+    export_samples(store, c.run, c.run_dir / "samples.jsonl");
+    pr.task.clear();
+    tell("round done");
+  }
+  std::vector<TaskOutcome> outcomes;
+  for (auto& tr : runs) {
+    if (tr.since_better >= c.patience && tr.outcome.rounds < c.rounds) tr.outcome.stopped_early = true;
+    outcomes.push_back(tr.outcome);
   }
   return outcomes;
 }

@@ -49,13 +49,16 @@ struct LoopConfig {
   QueueConfig queue;                 // the lanes a group is evaluated on
 };
 
+// What the run is doing now; the counts are over the whole run so far.
 struct LoopProgress {
-  std::string task;
-  std::size_t task_index = 0, tasks = 0;
   int round = 0, rounds = 0;
-  int tried = 0, correct = 0;        // this task's answers so far and the accepted ones
-  std::optional<double> best;        // eager speedup
-  std::string stage;                 // "asking", "evaluating", "round done"
+  std::size_t tasks = 0, active = 0;        // tasks in the run, tasks in this round
+  std::size_t jobs = 0, jobs_done = 0;      // this round's evaluations (answers the store had judged are not)
+  int tried = 0, correct = 0;               // answers so far and the accepted ones
+  std::size_t improved = 0;                 // tasks with an accepted file
+  std::optional<double> best_geomean;       // geometric mean of those tasks' best eager speedups
+  std::string task;                         // the task last asked or evaluated
+  std::string stage;                        // "asking", "evaluating", "round done"
 };
 
 struct TaskOutcome {
@@ -70,7 +73,9 @@ struct TaskOutcome {
   nlohmann::json to_json() const;
 };
 
-// Runs every task in turn. Throws Error for what stops the whole run (an unwritable run folder,
+// Runs every task. Rounds go over all tasks at once: round r asks the policy for every task that
+// is still going, then evaluates all their answers together over the queue's lanes, so lanes
+// stay busy whatever the group size. Throws Error for what stops the whole run (an unwritable run folder,
 // a broken store); a task whose reference does not load is reported in its outcome's rounds = 0
 // and `error`-free answers are never lost.
 std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Policy& policy, Store& store,

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 
@@ -124,6 +125,34 @@ TEST(Loop, AResumedRunGoesOnWithAContrastivePromptAndStopsWithoutProgress) {
   // The same files again: judged from the store, not evaluated a second time.
   EXPECT_EQ(run.store.count(), evaluations);
   EXPECT_EQ(run.store.run_samples("test").size(), 9u);
+}
+
+// Two tasks' answers are evaluated together in one round, and a second run over a finished one
+// reports what the first did (best file's speedups, flags), not a blank.
+TEST(Loop, ARoundEvaluatesEveryTasksAnswersTogetherAndAResumeKeepsTheirFindings) {
+  LoopRun run;
+  run.config.rounds = 1;
+  fs::path twin = run.dir / "scale_add_twin.py";
+  std::ofstream(twin) << "# the same task, another file\n" << read_file(fixtures_dir() / "tasks" / "scale_add.py");
+  run.tasks.push_back({"scale_add_twin", twin});
+  ScriptedPolicy policy;
+  std::size_t most_jobs = 0;
+  auto first = rl::run_loop(run.tasks, policy, run.store, run.config, [&](const rl::LoopProgress& p) {
+    if (p.stage == "evaluating") most_jobs = std::max(most_jobs, p.jobs);
+  });
+  EXPECT_EQ(most_jobs, 4u) << "each task's two files should be in one queue";
+  ASSERT_EQ(first.size(), 2u);
+  for (auto& o : first) {
+    EXPECT_EQ(o.correct, 1);
+    ASSERT_TRUE(o.best);
+    EXPECT_TRUE(o.best_speedups.contains("eager"));
+  }
+  ScriptedPolicy none;
+  auto again = rl::run_loop(run.tasks, none, run.store, run.config);
+  EXPECT_TRUE(none.requests.empty());
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(again[i].to_json().dump(), first[i].to_json().dump());
+  }
 }
 
 // The replay policy through the loop: a folder's files, one per round, then nothing: the task stops.

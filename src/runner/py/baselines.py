@@ -103,16 +103,17 @@ def _build(name, model, inputs, device):
     raise ValueError(f"unknown baseline {name!r}")
 
 
-def measure(model, inputs, device, names, buckets=5, calls=10, warmup=3):
-    """{name: {"buckets": [[eager_ms, baseline_ms], ...]} or {"unavailable": why}}: medians per
-    bucket, eager and the baseline alternating which goes first."""
+def prepare(model, inputs, device, names, warmup=3):
+    """Everything before timing: each baseline built (compiled, captured), checked against eager
+    and warmed up. Needs the device but not to itself, so it overlaps other evaluations' work.
+    Returns the state `time_prepared` takes."""
     timer = Timer(device)
     buffers = [[v.clone() if isinstance(v, torch.Tensor) else v for v in inputs] for _ in range(2)]
     with torch.no_grad():
         expected = model(*buffers[0])
     timer.sync()
     timer.run(model, buffers, warmup)
-    out = {}
+    ready, out = {}, {}
     for name in names:
         try:
             fast = _build(name, model, buffers[0], device)
@@ -124,9 +125,17 @@ def measure(model, inputs, device, names, buckets=5, calls=10, warmup=3):
                 out[name] = {"unavailable": problem}
                 continue
             timer.run(fast, buffers, warmup)
+            ready[name] = fast
         except Exception as e:  # a baseline that cannot be built is a finding, not a failure
             out[name] = {"unavailable": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]}
-            continue
+    return {"timer": timer, "model": model, "buffers": buffers, "ready": ready, "out": out, "names": list(names)}
+
+
+def time_prepared(state, buckets=5, calls=10):
+    """{name: {"buckets": [[eager_ms, baseline_ms], ...]} or {"unavailable": why}}: medians per
+    bucket, eager and the baseline alternating which goes first. Wants the device to itself."""
+    timer, model, buffers, out = state["timer"], state["model"], state["buffers"], dict(state["out"])
+    for name, fast in state["ready"].items():
         pairs = []
         for b in range(buckets):
             medians = [0.0, 0.0]  # eager, baseline
@@ -136,4 +145,9 @@ def measure(model, inputs, device, names, buckets=5, calls=10, warmup=3):
                 medians[side] = dev_ms[len(dev_ms) // 2]
             pairs.append(medians)
         out[name] = {"buckets": pairs}
-    return out
+    return {n: out[n] for n in state["names"] if n in out}
+
+
+def measure(model, inputs, device, names, buckets=5, calls=10, warmup=3):
+    """prepare, then time_prepared, in one go."""
+    return time_prepared(prepare(model, inputs, device, names, warmup), buckets, calls)

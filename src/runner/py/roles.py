@@ -182,7 +182,7 @@ class Host:
 
     def handle(self, op, req):
         fn = getattr(self, "op_" + str(op), None)
-        if fn is None or (op in ("load_task", "describe", "ceilings", "eager_time", "lint_task", "baselines", "sample", "precision_ladder",
+        if fn is None or (op in ("load_task", "describe", "ceilings", "eager_time", "lint_task", "baselines", "baselines_prepare", "baselines_time", "sample", "precision_ladder",
                                  "prepare_build", "cuda_arch")
             and self.role != "reference") or (op in ("load_candidate", "profile", "capture_builds") and self.role != "candidate"):
             return {"ok": False, "error": "protocol", "message": f"unknown op {op!r} for {self.role}"}
@@ -278,13 +278,28 @@ class Host:
     def op_baselines(self, req):
         """The task's Model against its baselines (baselines.py), timed in paired buckets on its
         first case's inputs, drawn from a fixed seed."""
+        prepared = self.op_baselines_prepare(req)
+        return self.op_baselines_time(req) if prepared.get("ok") else prepared
+
+    def op_baselines_prepare(self, req):
+        """The baselines built, checked and warmed up (the device shared); kept for
+        baselines_time, which wants it to itself."""
         import baselines
         try:
             model, inputs = self._seeded_task(req["task"])
         except loading.LoadFailure as f:
             return _task_failure(f)
-        figures = baselines.measure(model, inputs, self.device, req.get("names", baselines.NAMES),
-                                    req.get("buckets", 5), req.get("calls", 10), req.get("warmup", 3))
+        self.baselines_state = baselines.prepare(model, inputs, self.device, req.get("names", baselines.NAMES),
+                                                 req.get("warmup", 3))
+        return {"ok": True, "ready": sorted(self.baselines_state["ready"])}
+
+    def op_baselines_time(self, req):
+        import baselines
+        state = getattr(self, "baselines_state", None)
+        if state is None:
+            return {"ok": False, "error": "protocol", "message": "baselines_time before baselines_prepare"}
+        self.baselines_state = None
+        figures = baselines.time_prepared(state, req.get("buckets", 5), req.get("calls", 10))
         return {"ok": True, "baselines": figures, "env": environment(self.device)}
 
     def op_eager_time(self, req):
