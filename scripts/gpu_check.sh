@@ -116,9 +116,37 @@ fi
 # then a replay run feeding REPLAY_LIMIT tasks of REPLAY_JSONL (a CUDA-L1 file) their own
 # kernels; one of its contrastive prompts and the exemplars it showed are printed.
 if has optimize; then
-  "$bin/cudal1" optimize --all --policy builtin --rounds "${OPT_ROUNDS:-2}" --group "${OPT_GROUP:-4}" --lanes "${OPT_LANES:-4}" \
-    --baselines --device cuda --run "$scratch/opt_builtin" >"$out/optimize_builtin.txt" 2>"$out/optimize_progress.txt"
-  python3 bench/optimize_summary.py "$scratch/opt_builtin/summary.json" >>"$out/optimize_builtin.txt" 2>&1
+  # OPT_DEADLINE (seconds) stops it early; run again with the same scratch (or OPT_RESTORE, a
+  # tarball of an earlier call's run folder and store) to go on where it stopped.
+  if [ -n "${OPT_RESTORE:-}" ] && [ ! -d "$scratch/opt_builtin" ]; then
+    tar -xzf "$OPT_RESTORE" -C "$scratch" && cp "$scratch/opt_results.db" "$CUDAL1_DB"
+  fi
+  # OPT_CHUNK=N: the suite's tasks N at a time, in level order, each chunk a whole invocation
+  # (a round's answers land in the store when the round ends): a deadline then loses at most one
+  # chunk's round. The last invocation over all tasks only gathers the summary.
+  if [ "${OPT_BUILTIN:-1}" = 1 ]; then
+    opt_end=$((SECONDS + ${OPT_DEADLINE:-100000}))
+    opt() { timeout $((opt_end - SECONDS > 1 ? opt_end - SECONDS : 1)) "$bin/cudal1" optimize "$@" --policy builtin --rounds "${OPT_ROUNDS:-2}" \
+      --group "${OPT_GROUP:-4}" --lanes "${OPT_LANES:-4}" --baselines --device cuda --run "$scratch/opt_builtin" --name builtin; }
+    : >"$out/optimize_builtin.txt"
+    if [ -n "${OPT_CHUNK:-}" ]; then
+      ls tasks/level1/*.py tasks/level2/*.py tasks/level3/*.py | sed 's|^tasks/||; s|\.py$||' | xargs -n "$OPT_CHUNK" echo >"$scratch/opt_chunks.txt"
+      finished=()
+      while read -r chunk && [ $SECONDS -lt $opt_end ]; do
+        opt $chunk >/dev/null 2>>"$out/optimize_progress.txt"
+        rc=$?
+        echo "chunk of $(echo $chunk | wc -w) tasks: exit status $rc at ${SECONDS}s" >>"$out/optimize_builtin.txt"
+        [ $rc = 0 ] && finished+=($chunk)
+      done <"$scratch/opt_chunks.txt"
+      # The summary of the finished chunks: their rounds are all in the store, nothing runs again.
+      [ ${#finished[@]} -gt 0 ] && opt_end=$((SECONDS + 300)) && opt "${finished[@]}" >>"$out/optimize_builtin.txt" 2>>"$out/optimize_progress.txt"
+    else
+      opt --all >>"$out/optimize_builtin.txt" 2>>"$out/optimize_progress.txt"
+    fi
+    echo "optimize exit status $?; last progress: $(tr '\r' '\n' <"$out/optimize_progress.txt" | grep . | tail -1)" >>"$out/optimize_builtin.txt"
+    [ -s "$scratch/opt_builtin/summary.json" ] && python3 bench/optimize_summary.py "$scratch/opt_builtin/summary.json" >>"$out/optimize_builtin.txt" 2>&1
+    cp "$CUDAL1_DB" "$scratch/opt_results.db" && tar -czf "$out/opt_builtin.tgz" -C "$scratch" opt_builtin opt_results.db
+  fi
   if [ -n "${REPLAY_JSONL:-}" ]; then
     mkdir -p "$scratch/replay_tasks"
     python3 - "$REPLAY_JSONL" "$scratch/replay_tasks" "${REPLAY_LIMIT:-10}" <<'PY'
@@ -128,8 +156,8 @@ rows = [json.loads(l) for l in open(src)]
 for r in [r for r in rows if r.get("custom_code")][:n]:
     open(f"{dst}/level{r['level_id']}_task{r['task_id']}.py", "w").write(r["ref_code"])
 PY
-    "$bin/cudal1" optimize "$scratch"/replay_tasks/*.py --policy replay --replay "$REPLAY_JSONL" --rounds 3 --group 1 \
-      --patience 3 --lanes 2 --device cuda --run "$scratch/opt_replay" >"$out/optimize_replay.txt" 2>/dev/null
+    ${REPLAY_DEADLINE:+timeout "$REPLAY_DEADLINE"} "$bin/cudal1" optimize "$scratch"/replay_tasks/*.py --policy replay --replay "$REPLAY_JSONL" --rounds 3 --group 1 \
+      --patience 3 --lanes "${OPT_LANES:-4}" --device cuda --run "$scratch/opt_replay" >"$out/optimize_replay.txt" 2>/dev/null
     python3 - "$scratch/opt_replay/samples.jsonl" <<'PY' >>"$out/optimize_replay.txt"
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]

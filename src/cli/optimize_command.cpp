@@ -129,6 +129,8 @@ void run_optimize(const OptimizeArgs& a) {
   c.eval.cache_store = store.get();
   for (const char* suffix : {"", "-wal", "-shm"}) c.eval.protect_files.push_back(store->path().string() + suffix);
 
+  // Candidates' load_inline extensions are built ahead of the lanes, in parallel, and cached.
+  std::unique_ptr<BuildService> builds = attach_build_service(c.queue, {});
   auto outcomes = rl::run_loop(tasks, *policy, *store, c, [&](const rl::LoopProgress& p) {
     std::cerr << "\rround " << p.round << "/" << p.rounds << " · " << p.active << "/" << p.tasks << " tasks · " << p.stage;
     if (p.stage == "evaluating") std::cerr << " " << p.jobs_done << "/" << p.jobs;
