@@ -2,14 +2,15 @@
 # Installs what cudal1 needs on a Debian 12 machine, and nothing when all of it is there.
 # Debian packages only: the CPU build of PyTorch (python3-torch, used by the test runners),
 # libtorch-dev, pybind11-dev and python3-dev (the headers load_inline compiles candidates against),
-# the C++ libraries the core links (JSON, CLI parsing, SQLite, OpenSSL for SHA-256, cpp-httplib for
+# the C++ libraries the core links (JSON, CLI parsing, SQLite, OpenSSL for SHA-256, PCRE2 for the
+# tokenizer's Unicode pre-tokenizer patterns, cpp-httplib for
 # the OpenAI-compatible policy's HTTP, GoogleTest),
 # and chromium (headless: the bench report's browser test loads the HTML page and reads its console).
 set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config
-  nlohmann-json3-dev libcli11-dev libsqlite3-dev libsqlitecpp-dev libssl-dev libcpp-httplib-dev libgtest-dev
+  nlohmann-json3-dev libcli11-dev libsqlite3-dev libsqlitecpp-dev libssl-dev libcpp-httplib-dev libgtest-dev libpcre2-dev
   python3-torch python3-numpy libtorch-dev pybind11-dev python3-dev
   chromium
 )

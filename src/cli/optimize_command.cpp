@@ -133,7 +133,7 @@ void run_optimize(const OptimizeArgs& a) {
   std::unique_ptr<BuildService> builds = attach_build_service(c.queue, {});
   auto outcomes = rl::run_loop(tasks, *policy, *store, c, [&](const rl::LoopProgress& p) {
     std::cerr << "\rround " << p.round << "/" << p.rounds << " · " << p.active << "/" << p.tasks << " tasks · " << p.stage;
-    if (p.stage == "evaluating") std::cerr << " " << p.jobs_done << "/" << p.jobs;
+    if (p.stage == "evaluating") std::cerr << " " << p.jobs_done << "/" << p.jobs << " (" << p.jobs_accepted << " accepted)";
     std::cerr << " · tried " << p.tried << " · correct " << p.correct << " · " << p.improved << " tasks improved, geomean best "
               << speed_text(p.best_geomean) << (p.task.empty() ? "" : " · " + p.task) << "        " << std::flush;
   });

@@ -150,7 +150,7 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
     for (auto& tr : runs)
       if (!tr.done && tr.next_round <= round && tr.since_better < c.patience) wave.push_back(&tr);
     if (wave.empty()) continue;
-    pr.round = round, pr.active = wave.size(), pr.jobs = pr.jobs_done = 0;
+    pr.round = round, pr.active = wave.size(), pr.jobs = pr.jobs_done = pr.jobs_accepted = 0;
     std::vector<QueueJob> jobs;
     std::vector<std::pair<TaskRun*, std::size_t>> job_slot;
     for (TaskRun* tp : wave) {
@@ -200,6 +200,7 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
         ++pr.jobs_done, pr.task = tp->task->id;
         if (qr.result) {  // else the evaluation could not run: scored as a failure
           sl.result = qr.result;
+          pr.jobs_accepted += qr.result->accepted;
           store.save(*qr.result, protocol, qr.device, sl.parsed.code);
         }
         tell("evaluating");

@@ -54,6 +54,7 @@ struct LoopProgress {
   int round = 0, rounds = 0;
   std::size_t tasks = 0, active = 0;        // tasks in the run, tasks in this round
   std::size_t jobs = 0, jobs_done = 0;      // this round's evaluations (answers the store had judged are not)
+  std::size_t jobs_accepted = 0;            // of jobs_done
   int tried = 0, correct = 0;               // answers so far and the accepted ones
   std::size_t improved = 0;                 // tasks with an accepted file
   std::optional<double> best_geomean;       // geometric mean of those tasks' best eager speedups

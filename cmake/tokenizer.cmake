@@ -1,0 +1,1 @@
+# cmake/tokenizer.cmake: filled in by the tokenizer work

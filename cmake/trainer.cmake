@@ -1,0 +1,1 @@
+# cmake/trainer.cmake: filled in by the trainer work
