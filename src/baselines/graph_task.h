@@ -38,6 +38,10 @@ void require_kernelbench_task(const std::string& task_name, const std::string& s
 // puts lines of its own first must repeat it within the first two lines.
 std::string python_coding_line(const std::string& source);
 
+// `text` made safe inside one Python comment line: control characters (a newline above all,
+// which would end the comment and start code) become spaces.
+std::string comment_line_text(std::string text);
+
 // The Python graph_task_source appends, in pieces, for generators that combine the CUDA graph
 // with other rewrites of a task (policy/rewrite_python.h) and so emit the very same code. Both
 // end with a newline and need `import torch as _cudal1_torch` above them.

@@ -32,7 +32,6 @@ constexpr int kInits = 2;
 
 milliseconds seconds_to_ms(double s) { return milliseconds(static_cast<long long>(s * 1000)); }
 
-bool is_cuda(const std::string& device) { return device.rfind("cuda", 0) == 0; }
 
 // The evaluation's private directory: removed however the evaluation ends, and by a later
 // process when this one is killed (core/owned_dir.h).
@@ -59,7 +58,7 @@ Plan make_plan(std::optional<uint64_t> seed) {
 
 // Host memory an evaluation holds besides its tensors: the two workers with torch (and, on
 // CUDA, its context); a task not measured yet is first assumed this large.
-uint64_t worker_bytes(const std::string& device) { return is_cuda(device) ? uint64_t(2) << 30 : uint64_t(512) << 20; }
+uint64_t worker_bytes(const std::string& device) { return is_cuda_device(device) ? uint64_t(2) << 30 : uint64_t(512) << 20; }
 constexpr uint64_t kFirstFootprintGuess = uint64_t(1) << 30;
 
 // What a task's tensors take while it is evaluated: its inputs (files in the shared folder), every
@@ -216,7 +215,7 @@ PreparedPtr prepare_evaluation(const EvalOptions& options) {
   cspec = {WorkerRole::candidate, p->python, p->cand_dir.string(), o.device, {}, {}};
   cspec.limits.output_bytes = o.output_limit_kb << 10;
   cspec.limits.memory_bytes = o.memory_limit_mb << 20;
-  cspec.limits.limit_address_space = !is_cuda(o.device);  // CUDA reserves far more address space than it uses
+  cspec.limits.limit_address_space = !is_cuda_device(o.device);  // CUDA reserves far more address space than it uses
   cspec.limits.drop_privileges = true;
   fs::create_directories(p->cand_dir / ".stage");
   if (o.reuse_extension_builds) {

@@ -27,6 +27,9 @@ class Store;
 // never reused from the store.
 inline constexpr const char* kProtocolVersion = "cudal1-eval/3";
 
+// "cuda" and "cuda:N" are CUDA devices; everything else runs on the host.
+inline bool is_cuda_device(const std::string& device) { return device.rfind("cuda", 0) == 0; }
+
 struct EvalOptions {
   std::string task_path, candidate_path;
   std::string device = "cpu";        // "cpu", "cuda", "cuda:N"

@@ -19,14 +19,12 @@ constexpr int kSettle = 2;  // untimed first calls of each batch: the other cont
 
 milliseconds to_ms(double s) { return milliseconds(static_cast<long long>(s * 1000)); }
 
-bool is_cuda(const std::string& device) { return device.rfind("cuda", 0) == 0; }
-
 struct TimingSettings {
   int buckets, calls, warmup;
 };
 
 TimingSettings timing_settings(const EvalOptions& o) {
-  bool cuda = is_cuda(o.device);
+  bool cuda = is_cuda_device(o.device);
   return {o.buckets > 0 ? o.buckets : (cuda ? 7 : 5),
           o.calls_per_bucket > 0 ? o.calls_per_bucket : (cuda ? 20 : 8),
           o.warmup > 0 ? o.warmup : (cuda ? 10 : 3)};
@@ -207,7 +205,7 @@ std::optional<Overheads> measure_overheads(Session& s, Worker& cand, const Timin
   }
   auto [rlo, rhi] = std::minmax_element(ref.begin(), ref.end());
   auto [clo, chi] = std::minmax_element(mine.begin(), mine.end());
-  double allowance_ms = (is_cuda(s.o.device) ? 0.1 : 1.0) * (ts.calls + kSettle);
+  double allowance_ms = (is_cuda_device(s.o.device) ? 0.1 : 1.0) * (ts.calls + kSettle);
   // The candidate's jitter counts only as far as its figure counts.
   double cand_hi = std::min(*chi, *rlo + allowance_ms), cand_lo = std::min(*clo, *rlo + allowance_ms);
   return Overheads{*rlo, cand_lo, std::max(*rhi - *rlo, cand_hi - cand_lo)};
@@ -295,7 +293,7 @@ bool measure(Session& s, Worker& cand, EvalResult& r) {
       {"buckets", buckets.size()}, {"calls_per_bucket", ts.calls}, {"warmup", ts.warmup},
       {"bucket_ratios", est.bucket_ratios}, {"raw_speedup", est.raw}, {"q25", est.q25},
       {"q75", est.q75}, {"spread", est.spread}, {"remeasured", rounds},
-      {"clock", is_cuda(o.device) ? "cuda events + host, device-wide sync" : "host steady clock"},
+      {"clock", is_cuda_device(o.device) ? "cuda events + host, device-wide sync" : "host steady clock"},
       {"inputs", "a random case per call, permuted, in rotating buffers"},
   };
   if (est.spread > o.spread_limit)
@@ -304,7 +302,7 @@ bool measure(Session& s, Worker& cand, EvalResult& r) {
                    std::to_string(rounds) + " re-measures; the figure was shrunk toward 1.00");
   // A clock disagreement is confirmed on a fresh set of buckets before it counts: a lying clock
   // lies every time, a burst of load on the host does not.
-  ClockCheck clocks = check_clocks(buckets, est, is_cuda(o.device), overhead->jitter_ms);
+  ClockCheck clocks = check_clocks(buckets, est, is_cuda_device(o.device), overhead->jitter_ms);
   r.statistics["batch_overhead"] = overhead->to_json();
   if (clocks.disagrees) {
     auto overhead_again = measure_overheads(s, cand, ts, r);
@@ -315,7 +313,7 @@ bool measure(Session& s, Worker& cand, EvalResult& r) {
       if (!time_bucket(s, cand, ts, *overhead_again, run, r, bucket)) return false;
       again.push_back(std::move(bucket));
     }
-    ClockCheck confirm = check_clocks(again, estimate_speedup(again), is_cuda(o.device), overhead_again->jitter_ms);
+    ClockCheck confirm = check_clocks(again, estimate_speedup(again), is_cuda_device(o.device), overhead_again->jitter_ms);
     r.statistics["clock_rechecked"] = {{"first", clocks.to_json()}, {"again", confirm.to_json()}};
     if (!confirm.disagrees) clocks = confirm;
   }
@@ -325,7 +323,7 @@ bool measure(Session& s, Worker& cand, EvalResult& r) {
                "the parent's clock saw " + std::to_string(clocks.candidate) +
                    "x the time per call that the candidate's process reported (reference: " +
                    std::to_string(clocks.reference) + "x), twice over");
-  stream_flags(buckets, est, is_cuda(o.device), r);
+  stream_flags(buckets, est, is_cuda_device(o.device), r);
   // Threads burning CPU while the worker waited (the reference was timed meanwhile): a machine
   // kept busy except during the candidate's own calls. A pool's spin-wait after a parallel region
   // lasts about a millisecond; this asks for a third of all the waiting and more than 50 ms, and
@@ -343,7 +341,7 @@ bool measure(Session& s, Worker& cand, EvalResult& r) {
 }
 
 void attribute(Session& s, Worker& cand, const std::string& candidate_source, EvalResult& r) {
-  if (!is_cuda(s.o.device)) return;
+  if (!is_cuda_device(s.o.device)) return;
   json req = {{"op", "profile"}, {"calls", make_calls(s, 3)}};
   WorkerReply rep = cand.request(req, to_ms(s.o.call_timeout_s) * 4);
   if (rep.kind != WorkerReply::Kind::ok || !rep.body.value("ok", false)) {

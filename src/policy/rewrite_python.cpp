@@ -50,13 +50,6 @@ static_assert(in_enum_order(), "kRewriteInfo is indexed by Rewrite: one entry pe
 
 const RewriteInfo& info(Rewrite r) { return kRewriteInfo[static_cast<unsigned>(r)]; }
 
-// One line of a header comment: no line breaks or other control characters from a task name.
-std::string one_line(std::string text) {
-  for (char& c : text)
-    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
-  return text;
-}
-
 // ---- the Python appended after the task; names are prefixed _cudal1_ like graph_task's ----
 
 constexpr const char* kPrelude = R"PY(import torch as _cudal1_torch
@@ -263,7 +256,7 @@ std::string rewrite_candidate_source(const std::string& task_name, const std::st
   std::string cookie = python_coding_line(source);
   std::string out = kRewriteLabelPrefix + label + "\n" + (cookie.empty() ? "" : cookie + "\n") +
                     "# Written by cudal1's built-in rewrite policy (" + kRewriteVersion + ") for task " +
-                    one_line(task_name) + ".\n"
+                    comment_line_text(task_name) + ".\n"
                     "# The task's source follows unchanged, so Model, get_inputs and get_init_inputs import as\n"
                     "# written. ModelNew, appended at the end, runs the task's Model with the rewrites named on\n"
                     "# the first line; each keeps what it computes (same dtypes, float32 without TF32) and\n"
