@@ -437,6 +437,13 @@ EvalResult run_evaluation(PreparedEvaluation& p) {
     r.status = Status::incorrect;
     return finish(r);
   }
+  // What the guard saw while the cases ran (introspection, tampering) rejects before precision
+  // and speed are looked at, under its own evidence.
+  if (r.has_blocking_flag()) {
+    r.status = Status::rejected;
+    r.error = first_blocking_evidence(r);
+    return finish(r);
+  }
 
   // 4. Precision: a float32 task must not be computed in reduced precision.
   if (o.precision_check) {

@@ -102,13 +102,24 @@ def _candidate_caller(frame):
     return False
 
 
+def _other_process_entry(path):
+    """Whether `path` opens another process's /proc entry (/proc/PID/... with a PID not ours).
+    System-wide entries (/proc/sys, /proc/cpuinfo, /proc/meminfo, /proc/driver) describe the
+    machine, not the harness: libraries read them for their own reasons (torch.compile's cache
+    key reads /proc/sys/kernel/random/boot_id)."""
+    if not isinstance(path, (str, bytes)):
+        return False
+    path = os.path.normpath(os.fsdecode(path))
+    parts = path.split("/")
+    return len(parts) > 2 and parts[1] == "proc" and parts[2].isdigit() and parts[2] != _pid
+
+
 def _hook(event, args):
     if _state["candidate"] is None or _state["busy"]:
         return
     interesting = event in _INTROSPECTION or \
         (event == "object.__getattr__" and len(args) > 1 and args[1] in _FRAME_ATTRS) or \
-        (event == "open" and isinstance(args[0], str) and args[0].startswith("/proc/") and
-         args[0].split("/")[2] not in ("self", "thread-self", _pid))
+        (event == "open" and _other_process_entry(args[0]))
     if not interesting:
         return
     _state["busy"] = True
