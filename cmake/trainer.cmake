@@ -1,1 +1,43 @@
-# cmake/trainer.cmake: filled in by the trainer work
+# cmake/trainer.cmake — the trainer's model stack on libtorch: safetensors files, Hugging Face
+# configs, a llama/qwen2 decoder, LoRA adapters in PEFT's layout, batched sampling.
+#
+# libtorch comes from find_package(Torch): Debian's libtorch-dev (CPU) here, the pip wheel's
+# (CUDA) on the GPU machine through -DTorch_DIR=.../site-packages/torch/share/cmake/Torch. Without
+# it nothing of the trainer is built and configure still succeeds: the evaluator needs no torch.
+if(CUDAL1_STATIC)
+  # The static build carries the CLI to the GPU machine; libtorch is shared there (the pip wheel),
+  # so the trainer is built apart, against it, with Torch_DIR.
+  message(STATUS "cudal1: static build, the trainer is not part of it")
+  return()
+endif()
+find_package(Torch CONFIG QUIET)
+if(NOT Torch_FOUND)
+  message(STATUS "cudal1: libtorch not found (set Torch_DIR); the trainer is not built")
+  return()
+endif()
+message(STATUS "cudal1: trainer on libtorch ${Torch_VERSION} (${TORCH_INSTALL_PREFIX})")
+
+add_library(cudal1_trainer STATIC
+  src/trainer/safetensors.cpp
+  src/trainer/model_config.cpp
+  src/trainer/model.cpp
+  src/trainer/lora.cpp
+  src/trainer/generate.cpp
+)
+target_link_libraries(cudal1_trainer PUBLIC cudal1_core ${TORCH_LIBRARIES})
+# Torch's headers are most of every translation unit's compile time: parse them once. The tests
+# reuse the library's precompiled header, so their flags must stay the library's plus definitions.
+target_precompile_headers(cudal1_trainer PRIVATE src/trainer/torch_pch.h)
+
+add_executable(cudal1_trainer_tests
+  src/trainer/safetensors_test.cpp
+  src/trainer/model_config_test.cpp
+  src/trainer/model_test.cpp
+  src/trainer/lora_test.cpp
+  src/trainer/generate_test.cpp
+)
+target_link_libraries(cudal1_trainer_tests PRIVATE cudal1_trainer GTest::gtest_main)
+target_precompile_headers(cudal1_trainer_tests REUSE_FROM cudal1_trainer)
+target_compile_definitions(cudal1_trainer_tests PRIVATE
+  CUDAL1_TRAINER_FIXTURES="${CMAKE_SOURCE_DIR}/tests/fixtures/trainer")
+gtest_discover_tests(cudal1_trainer_tests PROPERTIES LABELS "unit" DISCOVERY_TIMEOUT 120)
