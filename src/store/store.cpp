@@ -261,7 +261,7 @@ std::vector<RlSample> Store::run_samples(const std::string& run, const std::stri
     SQLite::Statement q(*db_, R"sql(
       SELECT run, task_id, task_hash, round, slot, policy, label, prompt, completion, outcome,
         candidate_hash, status, accepted, speedup, raw_reward, reward, advantage, prompt_tokens,
-        completion_tokens, exemplars_json FROM rl_samples WHERE run = ?1 AND (?2 = '' OR task_id = ?2)
+        completion_tokens, exemplars_json FROM rl_samples WHERE (?1 = '' OR run = ?1) AND (?2 = '' OR task_id = ?2)
       ORDER BY id)sql");
     q.bind(1, run);
     q.bind(2, task_id);

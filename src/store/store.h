@@ -66,7 +66,8 @@ class Store {
 
   // An optimisation round's samples, all or none.
   void save_round(const std::vector<RlSample>& samples);
-  // A run's samples in the order written; one task's when task_id is not empty.
+  // A run's samples in the order written (every run's when run is empty); one task's when
+  // task_id is not empty.
   std::vector<RlSample> run_samples(const std::string& run, const std::string& task_id = "");
 
   // Computed facts worth keeping (task metadata by content hash, device ceilings by device),
