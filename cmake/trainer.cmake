@@ -24,6 +24,7 @@ add_library(cudal1_trainer STATIC
   src/trainer/lora.cpp
   src/trainer/generate.cpp
   src/trainer/objectives.cpp
+  src/trainer/train.cpp
 )
 target_link_libraries(cudal1_trainer PUBLIC cudal1_core ${TORCH_LIBRARIES})
 # Torch's headers are most of every translation unit's compile time: parse them once. The tests
@@ -37,6 +38,7 @@ add_executable(cudal1_trainer_tests
   src/trainer/lora_test.cpp
   src/trainer/generate_test.cpp
   src/trainer/objectives_test.cpp
+  src/trainer/train_test.cpp
 )
 target_link_libraries(cudal1_trainer_tests PRIVATE cudal1_trainer GTest::gtest_main)
 target_precompile_headers(cudal1_trainer_tests REUSE_FROM cudal1_trainer)
