@@ -10,6 +10,10 @@ if(CUDAL1_STATIC)
   message(STATUS "cudal1: static build, the trainer is not part of it")
   return()
 endif()
+if(NOT TARGET cudal1_tokenizer)
+  message(STATUS "cudal1: no tokenizer in this build (cmake/tokenizer.cmake), so no trainer either")
+  return()
+endif()
 find_package(Torch CONFIG QUIET)
 if(NOT Torch_FOUND)
   message(STATUS "cudal1: libtorch not found (set Torch_DIR); the trainer is not built")
@@ -25,8 +29,9 @@ add_library(cudal1_trainer STATIC
   src/trainer/generate.cpp
   src/trainer/objectives.cpp
   src/trainer/train.cpp
+  src/trainer/sft.cpp
 )
-target_link_libraries(cudal1_trainer PUBLIC cudal1_core ${TORCH_LIBRARIES})
+target_link_libraries(cudal1_trainer PUBLIC cudal1_core cudal1_tokenizer ${TORCH_LIBRARIES})
 # Torch's headers are most of every translation unit's compile time: parse them once. The tests
 # reuse the library's precompiled header, so their flags must stay the library's plus definitions.
 target_precompile_headers(cudal1_trainer PRIVATE src/trainer/torch_pch.h)
@@ -39,9 +44,16 @@ add_executable(cudal1_trainer_tests
   src/trainer/generate_test.cpp
   src/trainer/objectives_test.cpp
   src/trainer/train_test.cpp
+  src/trainer/sft_test.cpp
 )
 target_link_libraries(cudal1_trainer_tests PRIVATE cudal1_trainer GTest::gtest_main)
 target_precompile_headers(cudal1_trainer_tests REUSE_FROM cudal1_trainer)
 target_compile_definitions(cudal1_trainer_tests PRIVATE
-  CUDAL1_TRAINER_FIXTURES="${CMAKE_SOURCE_DIR}/tests/fixtures/trainer")
+  CUDAL1_TRAINER_FIXTURES="${CMAKE_SOURCE_DIR}/tests/fixtures/trainer"
+  CUDAL1_TOKENIZER_FIXTURES="${CMAKE_SOURCE_DIR}/tests/fixtures/tokenizer")
 gtest_discover_tests(cudal1_trainer_tests PROPERTIES LABELS "unit" DISCOVERY_TIMEOUT 120)
+
+# `cudal1 train`: the CLI gets the trainer (main.cpp says what to do in a build without it).
+target_sources(cudal1 PRIVATE src/cli/train_command.cpp)
+target_link_libraries(cudal1 PRIVATE cudal1_trainer)
+target_compile_definitions(cudal1 PRIVATE CUDAL1_HAVE_TRAINER=1)

@@ -40,4 +40,7 @@ void register_bench(CLI::App& app);
 // `cudal1 optimize`: the contrastive-RL loop with a policy, every candidate verified.
 void register_optimize(CLI::App& app);
 
+// `cudal1 train sft`: the trainer's stages (train_command.cpp, in builds with the trainer).
+void register_train(CLI::App& app);
+
 }  // namespace cudal1::cli

@@ -13,6 +13,17 @@ std::unique_ptr<Store> open_store(const std::string& db, bool no_store) {
   if (no_store) return nullptr;
   return std::make_unique<Store>(db.empty() ? default_store_path() : std::filesystem::path(db));
 }
+#ifndef CUDAL1_HAVE_TRAINER
+// This build has no libtorch: `train` is still listed, and says how to get it.
+void register_train(CLI::App& app) {
+  CLI::App* train = app.add_subcommand("train", "Train a model on the evaluator's verdicts (not in this build)");
+  train->allow_extras();
+  train->callback([] {
+    throw Error(ErrorKind::usage, "this build of cudal1 has no trainer: libtorch was not found when it was configured",
+                "install libtorch-dev (scripts/setup.sh does) and rebuild; the static build for the GPU machine leaves the trainer out");
+  });
+}
+#endif
 }  // namespace cudal1::cli
 
 int main(int argc, char** argv) {
@@ -28,6 +39,7 @@ int main(int argc, char** argv) {
   cudal1::cli::register_enrich(app);
   cudal1::cli::register_bench(app);
   cudal1::cli::register_optimize(app);
+  cudal1::cli::register_train(app);
 
   // Orphans a candidate leaves behind come back to us, so they can be killed.
   cudal1::protect_parent_process();

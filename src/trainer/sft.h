@@ -1,0 +1,53 @@
+// trainer/sft.h — CUDA-L1's first stage, supervised fine-tuning, as a resumable run: the store's
+// accepted answers (rl/sft_dataset.h) rendered through the model's chat template, trained on the
+// completion tokens only, through a LoRA adapter (or every weight), with checkpoints.
+//
+// OUT/ holds sft.jsonl (the dataset used), train_log.jsonl (one line per optimiser step: loss,
+// learning rate, gradient norm), checkpoint/ (the latest; a run with the same OUT resumes from it,
+// skipping the micro-batches already trained on in the same seeded order), and at the end
+// adapter/ (PEFT's layout) or model/ (full fine-tuning, Hugging Face's layout).
+#pragma once
+
+#include "trainer/lora.h"
+#include "trainer/train.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "store/store.h"
+#include "tokenizer/chat_template.h"
+
+namespace cudal1::trainer {
+
+struct SftRunOptions {
+  std::filesystem::path model_dir;    // config.json, weights, tokenizer.json (+ tokenizer_config.json)
+  std::filesystem::path out_dir;
+  std::string store_run;              // empty: every run in the store
+  std::size_t per_task_and_source = 2;
+  bool full = false;                  // every weight trains; else a LoRA adapter
+  LoraConfig lora;
+  OptimConfig optim;                  // total_steps is set from the data
+  int epochs = 1, batch = 4;
+  int64_t max_tokens = 4096;          // longer examples are left out (and counted)
+  uint64_t seed = 0;
+  std::string device = "cpu", dtype = "float32";
+  std::optional<tokenizer::ChatFormat> chat_format;  // when the template is not recognised
+  int checkpoint_every = 50;          // optimiser steps
+};
+
+struct SftRunSummary {
+  std::size_t examples = 0, too_long = 0;
+  int64_t steps = 0, resumed_at = 0;  // resumed_at: the step a checkpoint resumed from (0: none)
+  double first_loss = 0, last_loss = 0;  // mean micro-batch loss of the first and last step this call ran
+  std::filesystem::path output;       // adapter/ or model/
+};
+
+// Throws Error(input) when the store has no accepted answer to learn from or the model folder
+// is incomplete. `progress(step, total, loss)` after each optimiser step.
+SftRunSummary run_sft(Store& store, const SftRunOptions& options,
+                      const std::function<void(int64_t, int64_t, double)>& progress = {});
+
+}  // namespace cudal1::trainer

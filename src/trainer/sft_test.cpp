@@ -1,0 +1,125 @@
+// Stage 1 end to end on the CPU: a store with accepted answers, a tiny random Llama with the
+// Llama-3 tokenizer fixture, SFT through LoRA that lowers the loss and writes PEFT's adapter, and
+// a run stopped after a checkpoint that resumes to the same adapter as an uninterrupted run.
+#include "trainer/sft.h"
+
+#include "trainer/test_support.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "tokenizer/tokenizer.h"
+
+using namespace cudal1;
+using namespace cudal1::trainer;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path tokenizer_fixture() { return fs::path(CUDAL1_TOKENIZER_FIXTURES) / "llama3"; }
+
+// A one-layer Llama with random weights whose vocabulary holds every id of the tokenizer.
+void write_tiny_model(const fs::path& dir) {
+  auto tok = tokenizer::Tokenizer::from_directory(tokenizer_fixture());
+  nlohmann::json cfg = {{"model_type", "llama"}, {"vocab_size", tok.id_bound()}, {"hidden_size", 32},
+                        {"intermediate_size", 64}, {"num_hidden_layers", 1}, {"num_attention_heads", 4},
+                        {"num_key_value_heads", 2}, {"rms_norm_eps", 1e-6}, {"rope_theta", 10000.0},
+                        {"max_position_embeddings", 4096}, {"tie_word_embeddings", true}, {"hidden_act", "silu"}};
+  CausalLM model(ModelConfig::from_json(cfg), torch::TensorOptions().dtype(torch::kFloat32));
+  torch::manual_seed(7);
+  torch::NoGradGuard no_grad;
+  for (auto& p : model.named_parameters()) {
+    if (p.key().find("norm") != std::string::npos) p.value().fill_(1.0);
+    else p.value().normal_(0.0, 0.05);
+  }
+  model.save_pretrained(dir);
+  for (const char* f : {"tokenizer.json", "tokenizer_config.json"}) fs::copy_file(tokenizer_fixture() / f, dir / f);
+}
+
+RlSample accepted(const std::string& task, const std::string& code, int slot) {
+  RlSample x;
+  x.run = "r", x.task_id = task, x.task_hash = "h-" + task, x.round = 1, x.slot = slot, x.policy = "rewrite";
+  x.prompt = "Make " + task + " faster.";
+  x.completion = "## Code Implementation\n```python\n" + code + "\n```\n";
+  x.candidate_hash = "c-" + task + std::to_string(slot), x.status = "ok", x.accepted = true, x.speedup = 1.0 + slot;
+  return x;
+}
+
+struct SftSetup {
+  test::ScratchFolder dir;
+  std::unique_ptr<Store> store;
+  SftRunOptions o;
+  SftSetup() {
+    write_tiny_model(dir / "model");
+    store = std::make_unique<Store>(dir / "store.db");
+    store->save_round({accepted("relu", "return torch.relu(x)", 0), accepted("relu", "return x.clamp_min(0)", 1),
+                       accepted("gelu", "return torch.nn.functional.gelu(x)", 0), accepted("add", "return x + y", 0)});
+    o.model_dir = dir / "model", o.out_dir = dir / "out";
+    o.lora.r = 4, o.lora.alpha = 8, o.lora.dropout = 0.0;
+    o.optim.lr = 5e-2, o.optim.warmup_steps = 1;
+    o.epochs = 20, o.batch = 2, o.checkpoint_every = 2;
+  }
+};
+
+std::size_t lines(const fs::path& f) {
+  std::ifstream in(f);
+  std::size_t n = 0;
+  for (std::string l; std::getline(in, l);) ++n;
+  return n;
+}
+
+}  // namespace
+
+// Every weight trains here: a rank-4 adapter on frozen random 32-wide embeddings learns slowly
+// (train_test.cpp shows an adapter learning on the Hugging Face fixture).
+TEST(Sft, FullFineTuningLearnsTheStoresAnswersAndSavesTheModel) {
+  SftSetup t;
+  t.o.full = true, t.o.optim.lr = 1e-2;
+  SftRunSummary s = run_sft(*t.store, t.o);
+  EXPECT_EQ(s.examples, 4u);
+  EXPECT_EQ(s.steps, 40);  // 20 epochs of 2 batches
+  EXPECT_LT(s.last_loss, 0.5 * s.first_loss) << s.first_loss << " -> " << s.last_loss;
+  EXPECT_EQ(s.output.filename(), "model");
+  auto reloaded = load_causal_lm(s.output);  // Hugging Face's layout, loadable again
+  EXPECT_EQ(reloaded->config().vocab_size, load_causal_lm(t.o.model_dir)->config().vocab_size);
+  EXPECT_EQ(lines(t.o.out_dir / "sft.jsonl"), 4u);
+  EXPECT_EQ(lines(t.o.out_dir / "train_log.jsonl"), 40u);
+  EXPECT_FALSE(fs::exists(t.o.out_dir / "checkpoint")) << "a finished run leaves no checkpoint to resume";
+}
+
+// Through a LoRA adapter, saved in PEFT's layout.
+TEST(Sft, AStoppedRunResumesToTheSameAdapter) {
+  SftSetup whole;
+  whole.o.epochs = 3;
+  run_sft(*whole.store, whole.o);
+
+  SftSetup cut;
+  cut.o.epochs = 3;
+  struct Stop {};
+  try {
+    run_sft(*cut.store, cut.o, [](int64_t step, int64_t, double) {
+      if (step == 5) throw Stop{};  // after step 4's checkpoint, before step 6's
+    });
+    FAIL() << "the run was not stopped";
+  } catch (const Stop&) {
+  }
+  SftRunSummary s = run_sft(*cut.store, cut.o);
+  EXPECT_TRUE(fs::exists(s.output / "adapter_config.json"));
+  EXPECT_EQ(s.resumed_at, 4);
+  EXPECT_EQ(s.steps, 6);
+  EXPECT_EQ(lines(cut.o.out_dir / "train_log.jsonl"), 6u) << "step 5's line must not stay twice";
+  auto a = SafetensorsFile::open(whole.o.out_dir / "adapter" / "adapter_model.safetensors").all(true);
+  auto b = SafetensorsFile::open(s.output / "adapter_model.safetensors").all(true);
+  ASSERT_EQ(a.size(), b.size());
+  for (auto& [name, t] : a) EXPECT_TRUE(t.equal(b.at(name))) << name;
+}
+
+TEST(Sft, AStoreWithoutAcceptedAnswersSaysWhatToRunFirst) {
+  test::ScratchFolder dir;
+  Store empty(dir / "store.db");
+  SftRunOptions o;
+  o.model_dir = dir / "none", o.out_dir = dir / "out";
+  Error e = test::expect_error([&] { run_sft(empty, o); });
+  EXPECT_NE(e.hint().find("cudal1 optimize"), std::string::npos);
+}
