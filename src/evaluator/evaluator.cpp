@@ -32,7 +32,6 @@ constexpr int kInits = 2;
 
 milliseconds seconds_to_ms(double s) { return milliseconds(static_cast<long long>(s * 1000)); }
 
-
 // The evaluation's private directory: removed however the evaluation ends, and by a later
 // process when this one is killed (core/owned_dir.h).
 struct ScratchDir {

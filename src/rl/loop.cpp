@@ -38,7 +38,6 @@ struct Slot {
 // One task through the run: where its earlier rounds left it and this round's answers.
 struct TaskRun {
   const LoopTask* task = nullptr;
-  std::size_t index = 0;
   std::string reference, task_hash;
   fs::path best_file;
   int next_round = 1, since_better = 0;
@@ -82,8 +81,14 @@ void replay_history(TaskRun& t, const std::vector<RlSample>& samples,
     if (x.candidate_hash.empty() || x.status.empty()) continue;
     Slot sl;
     sl.hash = x.candidate_hash, sl.answer.label = x.label;
-    if (auto r = judged(x.task_hash, x.candidate_hash)) better_this_round |= credit(t, sl, *r);
-    else ++t.outcome.evaluated, t.labels[x.candidate_hash] = x.label;  // stored under another protocol
+    if (auto r = judged(x.task_hash, x.candidate_hash)) {
+      better_this_round |= credit(t, sl, *r);
+      continue;
+    }
+    // Judged under another protocol: what the sample recorded is all there is.
+    ++t.outcome.evaluated, t.labels[x.candidate_hash] = x.label;
+    if (x.accepted && x.speedup && (!t.outcome.best || *x.speedup > *t.outcome.best))
+      t.outcome.best = x.speedup, t.outcome.best_label = x.label, better_this_round = true;
   }
   if (round > 0) t.since_better = better_this_round ? 0 : t.since_better + 1;
   t.outcome.rounds = round;
@@ -123,7 +128,7 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
   std::vector<TaskRun> runs(tasks.size());
   for (std::size_t t = 0; t < tasks.size(); ++t) {
     TaskRun& tr = runs[t];
-    tr.task = &tasks[t], tr.index = t;
+    tr.task = &tasks[t];
     tr.reference = read_file(tasks[t].path.string());
     tr.task_hash = sha256_hex(tr.reference);
     tr.outcome.id = tasks[t].id;

@@ -36,17 +36,32 @@ Row render(const tokenizer::Tokenizer& tok, const rl::SftExample& e, std::option
   return {widen(tok.encode(prompt)), widen(tok.encode(answer))};
 }
 
-// Micro-batch m of the whole run (epochs one after another, each in its own seeded order).
-std::vector<Row> micro_batch(const std::vector<Row>& rows, int batch, uint64_t seed, int64_t m) {
-  const int64_t per_epoch = (int64_t(rows.size()) + batch - 1) / batch;
-  const int64_t epoch = m / per_epoch, first = (m % per_epoch) * batch;
-  std::vector<std::size_t> order(rows.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::shuffle(order.begin(), order.end(), std::mt19937_64(seed + uint64_t(epoch)));
-  std::vector<Row> out;
-  for (int64_t i = first; i < std::min<int64_t>(first + batch, int64_t(rows.size())); ++i) out.push_back(rows[order[i]]);
-  return out;
-}
+// Micro-batch m of the whole run (epochs one after another, each in its own seeded order). The
+// order is drawn once per epoch and kept for that epoch's micro-batches.
+class MicroBatches {
+ public:
+  MicroBatches(const std::vector<Row>& rows, int batch, uint64_t seed) : rows_(rows), batch_(batch), seed_(seed) {}
+  int64_t per_epoch() const { return (int64_t(rows_.size()) + batch_ - 1) / batch_; }
+  std::vector<Row> get(int64_t m) {
+    const int64_t epoch = m / per_epoch(), first = (m % per_epoch()) * batch_;
+    if (epoch != epoch_) {
+      order_.resize(rows_.size());
+      std::iota(order_.begin(), order_.end(), 0);
+      std::shuffle(order_.begin(), order_.end(), std::mt19937_64(seed_ + uint64_t(epoch)));
+      epoch_ = epoch;
+    }
+    std::vector<Row> out;
+    for (int64_t i = first; i < std::min<int64_t>(first + batch_, int64_t(rows_.size())); ++i) out.push_back(rows_[order_[i]]);
+    return out;
+  }
+
+ private:
+  const std::vector<Row>& rows_;
+  int batch_;
+  uint64_t seed_;
+  int64_t epoch_ = -1;
+  std::vector<std::size_t> order_;
+};
 
 }  // namespace
 
@@ -86,8 +101,8 @@ SftRunSummary run_sft(Store& store, const SftRunOptions& o, const std::function<
     params = lora_parameters(*model);
   }
   const int accumulation = int(std::max<int64_t>(1, o.optim.accumulation));
-  const int64_t per_epoch = (int64_t(rows.size()) + o.batch - 1) / o.batch;
-  const int64_t micro_total = per_epoch * o.epochs;
+  MicroBatches batches(rows, o.batch, o.seed);
+  const int64_t micro_total = batches.per_epoch() * o.epochs;
   OptimConfig oc = o.optim;
   oc.total_steps = micro_total / accumulation;
   if (oc.total_steps == 0)
@@ -115,7 +130,7 @@ SftRunSummary run_sft(Store& store, const SftRunOptions& o, const std::function<
   double step_loss = 0;
   bool first = true;
   for (int64_t m = opt.step() * accumulation; m < oc.total_steps * accumulation; ++m) {
-    TokenBatch b = make_batch(micro_batch(rows, o.batch, o.seed, m), pad, device);
+    TokenBatch b = make_batch(batches.get(m), pad, device);
     torch::Tensor loss = sft_loss(completion_logprobs(*model, b), b.completion_mask);
     step_loss += loss.item<double>() / accumulation;
     StepStats st = opt.backward_and_step(loss);
