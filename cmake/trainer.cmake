@@ -4,15 +4,23 @@
 # libtorch comes from find_package(Torch): Debian's libtorch-dev (CPU) here, the pip wheel's
 # (CUDA) on the GPU machine through -DTorch_DIR=.../site-packages/torch/share/cmake/Torch. Without
 # it nothing of the trainer is built and configure still succeeds: the evaluator needs no torch.
-if(CUDAL1_STATIC)
-  # The static build carries the CLI to the GPU machine; libtorch is shared there (the pip wheel),
-  # so the trainer is built apart, against it, with Torch_DIR.
-  message(STATUS "cudal1: static build, the trainer is not part of it")
+if(CUDAL1_STATIC AND NOT Torch_DIR)
+  # The static build carries the CLI to the GPU machine, which has no Debian libtorch: only an
+  # explicit Torch_DIR (the wheel's, as scripts/build_gpu_trainer.sh gives) brings the trainer in,
+  # never a libtorch found by chance on this machine.
+  message(STATUS "cudal1: static build without Torch_DIR, the trainer is not part of it")
   return()
 endif()
 if(NOT TARGET cudal1_tokenizer)
   message(STATUS "cudal1: no tokenizer in this build (cmake/tokenizer.cmake), so no trainer either")
   return()
+endif()
+if(Torch_DIR)
+  # TorchConfig.cmake looks for Caffe2 and libc10 with PATHS, searched after the system's
+  # prefixes: on a machine with Debian's libtorch-dev the wheel's Torch would pick up Debian's
+  # 1.13 Caffe2 config and libc10.so. Its own prefix first keeps it whole.
+  get_filename_component(_cudal1_torch_prefix "${Torch_DIR}/../../.." ABSOLUTE)
+  list(PREPEND CMAKE_PREFIX_PATH "${_cudal1_torch_prefix}")
 endif()
 find_package(Torch CONFIG QUIET)
 if(NOT Torch_FOUND)
@@ -30,6 +38,10 @@ add_library(cudal1_trainer STATIC
   src/trainer/objectives.cpp
   src/trainer/train.cpp
   src/trainer/sft.cpp
+  src/trainer/chat_data.cpp
+  src/trainer/stage_io.cpp
+  src/trainer/model_policy.cpp
+  src/trainer/rl_stage.cpp
 )
 target_link_libraries(cudal1_trainer PUBLIC cudal1_core cudal1_tokenizer ${TORCH_LIBRARIES})
 # Torch's headers are most of every translation unit's compile time: parse them once. The tests
@@ -45,15 +57,23 @@ add_executable(cudal1_trainer_tests
   src/trainer/objectives_test.cpp
   src/trainer/train_test.cpp
   src/trainer/sft_test.cpp
+  src/trainer/model_policy_test.cpp
+  src/trainer/rl_stage_test.cpp
 )
 target_link_libraries(cudal1_trainer_tests PRIVATE cudal1_trainer GTest::gtest_main)
 target_precompile_headers(cudal1_trainer_tests REUSE_FROM cudal1_trainer)
 target_compile_definitions(cudal1_trainer_tests PRIVATE
   CUDAL1_TRAINER_FIXTURES="${CMAKE_SOURCE_DIR}/tests/fixtures/trainer"
-  CUDAL1_TOKENIZER_FIXTURES="${CMAKE_SOURCE_DIR}/tests/fixtures/tokenizer")
+  CUDAL1_TOKENIZER_FIXTURES="${CMAKE_SOURCE_DIR}/tests/fixtures/tokenizer"
+  CUDAL1_FIXTURES_DIR="${CMAKE_SOURCE_DIR}/tests/fixtures")
 gtest_discover_tests(cudal1_trainer_tests PROPERTIES LABELS "unit" DISCOVERY_TIMEOUT 120)
 
 # `cudal1 train`: the CLI gets the trainer (main.cpp says what to do in a build without it).
-target_sources(cudal1 PRIVATE src/cli/train_command.cpp)
+target_sources(cudal1 PRIVATE src/cli/train_command.cpp src/cli/model_policy_options.cpp)
 target_link_libraries(cudal1 PRIVATE cudal1_trainer)
 target_compile_definitions(cudal1 PRIVATE CUDAL1_HAVE_TRAINER=1)
+if(CUDAL1_STATIC)
+  # libtorch stays shared (the wheel's); the binary finds it through LD_LIBRARY_PATH on the GPU
+  # machine, so a build-tree RPATH into this machine's venv would only mislead.
+  set_target_properties(cudal1 cudal1_trainer_tests PROPERTIES SKIP_BUILD_RPATH ON)
+endif()

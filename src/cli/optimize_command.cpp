@@ -8,6 +8,7 @@
 #include <set>
 
 #include "cli/commands.h"
+#include "cli/loop_options.h"
 #include "cli/queue_setup.h"
 #include "core/error.h"
 #include "policy/replay_policy.h"
@@ -19,6 +20,9 @@
 #ifdef CUDAL1_HAVE_HTTP
 #include "policy/openai_policy.h"
 #endif
+#ifdef CUDAL1_HAVE_TRAINER
+#include "cli/model_policy_options.h"
+#endif
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -28,13 +32,13 @@ namespace cudal1::cli {
 namespace {
 
 struct OptimizeArgs {
-  std::vector<std::string> tasks;
-  std::string suite, policy = "builtin", replay, run_dir, name, device = "auto", db, prompts;
-  int rounds = 8, group = 4, patience = 3, lanes = 2, gpus = 0, picks = 2, buckets = 8;
-  double tau = 1.0, memory_budget_gb = 0;
-  std::size_t max_prompt_tokens = 12000;
-  uint64_t seed = 1;
-  bool json_out = false, baselines = false, no_timing = false, all = false;
+  LoopArgs loop;
+  std::string policy = "builtin", replay, run_dir, name, device = "auto", db;
+  int rounds = 8, patience = 3;
+  bool json_out = false;
+#ifdef CUDAL1_HAVE_TRAINER
+  ModelPolicyArgs model;
+#endif
 };
 
 std::unique_ptr<policy::Policy> make_policy(const OptimizeArgs& a) {
@@ -44,6 +48,9 @@ std::unique_ptr<policy::Policy> make_policy(const OptimizeArgs& a) {
       throw Error(ErrorKind::usage, "--policy replay needs --replay", "name a CUDA-L1 JSON-lines file or a folder of ModelNew files");
     return std::make_unique<policy::ReplayPolicy>(a.replay);
   }
+#ifdef CUDAL1_HAVE_TRAINER
+  if (a.policy == "model") return make_model_policy(a.model);
+#endif
   if (a.policy == "openai") {
 #ifdef CUDAL1_HAVE_HTTP
     return std::make_unique<policy::OpenAIPolicy>(policy::openai_config_from_env());
@@ -52,22 +59,20 @@ std::unique_ptr<policy::Policy> make_policy(const OptimizeArgs& a) {
                 "run the OpenAI-compatible policy from a regular build (make), or use --policy builtin or replay");
 #endif
   }
-  throw Error(ErrorKind::usage, "unknown policy '" + a.policy + "'", "use builtin, openai or replay");
+  throw Error(ErrorKind::usage, "unknown policy '" + a.policy + "'", "use builtin, openai, replay or model");
 }
 
-// Lanes for the device asked; "auto" is CUDA where a GPU is visible, else the CPU, said aloud.
-std::vector<std::string> optimize_lanes(const OptimizeArgs& a, std::string& device) {
-  device = a.device;
-  if (device == "auto") {
-    try {
-      return device = "cuda", lane_devices("cuda", a.gpus, a.lanes, false);
-    } catch (const Error&) {
-      device = "cpu";
-      std::cerr << "cudal1 optimize: no GPU is visible. CUDA kernels and CUDA timing need one; candidates are "
-                   "checked and timed on the CPU instead (plain PyTorch rewrites only mean something there).\n";
-    }
+// The device asked; "auto" is CUDA where a GPU is visible, else the CPU, said aloud.
+std::string optimize_device(const OptimizeArgs& a) {
+  if (a.device != "auto") return a.device;
+  try {
+    lane_devices("cuda", a.loop.gpus, a.loop.lanes, false);
+    return "cuda";
+  } catch (const Error&) {
+    std::cerr << "cudal1 optimize: no GPU is visible. CUDA kernels and CUDA timing need one; candidates are "
+                 "checked and timed on the CPU instead (plain PyTorch rewrites only mean something there).\n";
+    return "cpu";
   }
-  return lane_devices(device, a.gpus, a.lanes, false);
 }
 
 std::string speed_text(const std::optional<double>& s) { return s ? format_fixed(*s, 2) + "x" : "-"; }
@@ -95,29 +100,9 @@ void print_outcomes(const std::vector<rl::TaskOutcome>& outcomes) {
 }
 
 void run_optimize(const OptimizeArgs& a) {
-  fs::path suite = a.suite.empty() ? default_suite_dir() : fs::path(a.suite);
-  std::vector<std::string> names = a.tasks;
-  if (a.all)
-    for (auto& e : discover_tasks(suite)) names.push_back(e.name);
-  if (names.empty()) throw Error(ErrorKind::usage, "no task named", "name tasks by suite name (level1/19_ReLU) or file, or pass --all");
-  std::vector<rl::LoopTask> tasks;
-  std::set<std::string> ids;  // the store and the run folder key everything by task id
-  for (auto& t : names) {
-    TaskEntry e = find_task(suite, t);
-    if (std::any_of(tasks.begin(), tasks.end(), [&](const rl::LoopTask& k) { return fs::equivalent(k.path, e.path); })) continue;
-    std::string id = e.name;
-    if (id == "task") id = e.path.parent_path().filename().string() + "/" + id;  // examples/<name>/task.py
-    for (int n = 2; !ids.insert(id).second; ++n) id = e.name + "#" + std::to_string(n);
-    tasks.push_back({id, e.path});
-  }
-  rl::LoopConfig c;
-  c.queue.devices = optimize_lanes(a, c.eval.device);
-  c.queue.memory_budget_bytes = uint64_t(a.memory_budget_gb * double(1ull << 30));
-  c.rounds = a.rounds, c.group = a.group, c.patience = a.patience, c.seed = a.seed;
-  c.sampler.tau = a.tau, c.sampler.buckets = a.buckets, c.sampler.picks = a.picks;
-  c.templates = policy::PromptTemplates::load(a.prompts.empty() ? policy::bundled_prompts_dir() : fs::path(a.prompts));
-  c.budget.max_tokens = a.max_prompt_tokens;
-  c.eval.timing = !a.no_timing, c.eval.baselines = a.baselines;
+  std::vector<rl::LoopTask> tasks = resolve_loop_tasks(a.loop);
+  rl::LoopConfig c = loop_config(a.loop, optimize_device(a));
+  c.rounds = a.rounds, c.patience = a.patience;
   char stamp[32];
   std::time_t now = std::time(nullptr);
   std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
@@ -165,31 +150,21 @@ void run_optimize(const OptimizeArgs& a) {
 void register_optimize(CLI::App& app) {
   auto a = std::make_shared<OptimizeArgs>();
   CLI::App* cmd = app.add_subcommand("optimize", "Optimise tasks with a policy in CUDA-L1's contrastive loop, every candidate verified");
-  cmd->add_option("tasks", a->tasks, "tasks: suite names (level1/19_ReLU) or KernelBench files");
-  cmd->add_flag("--all", a->all, "every task of the suite");
-  cmd->add_option("--suite", a->suite, "task suite folder (default: the bundled one)");
+  add_loop_options(cmd, a->loop);
   cmd->add_option("--policy", a->policy, "builtin (mechanical rewrites, no model), openai (CUDAL1_OPENAI_BASE_URL, "
-                  "CUDAL1_OPENAI_MODEL, OPENAI_API_KEY) or replay (--replay)")->capture_default_str();
+                  "CUDAL1_OPENAI_MODEL, OPENAI_API_KEY), replay (--replay) or model (--model, a local model sampled "
+                  "in this process; builds with the trainer)")->capture_default_str();
   cmd->add_option("--replay", a->replay, "with --policy replay: a CUDA-L1 JSON-lines file or a folder of ModelNew files");
   cmd->add_option("--rounds", a->rounds, "rounds per task at most")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--group", a->group, "answers per round (the group size G)")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--patience", a->patience, "rounds without a better best before a task stops")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--seed", a->seed, "seed of exemplar sampling and the policies' choices")->capture_default_str();
-  cmd->add_option("--tau", a->tau, "softmax temperature over score buckets")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--buckets", a->buckets, "score buckets")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--exemplars", a->picks, "earlier variants a prompt shows (distinct buckets)")->check(CLI::NonNegativeNumber)->capture_default_str();
-  cmd->add_option("--max-prompt-tokens", a->max_prompt_tokens, "prompt budget; exemplars are shortened to fit")->capture_default_str();
-  cmd->add_option("--prompts", a->prompts, "folder of prompt templates (default: the bundled prompts/)");
   cmd->add_option("--run", a->run_dir, "run folder (default cudal1-runs/<time>); an existing one resumes");
   cmd->add_option("--name", a->name, "run name in the store (default: the run folder's path)");
   cmd->add_option("-d,--device", a->device, "auto (CUDA when a GPU is visible, else cpu), cuda, cuda:N or cpu")->capture_default_str();
-  cmd->add_option("--gpus", a->gpus, "use at most this many GPUs (0: all)");
-  cmd->add_option("--lanes", a->lanes, "evaluations side by side on each device")->capture_default_str();
-  cmd->add_option("--eval-memory-gb", a->memory_budget_gb, "host memory the lanes' evaluations may hold at once, in GB (0: three quarters of what is available)")->check(CLI::NonNegativeNumber)->capture_default_str();
-  cmd->add_flag("--baselines", a->baselines, "also speedups against torch.compile (both modes), CUDA graph and cuDNN autotuning");
-  cmd->add_flag("--no-timing", a->no_timing, "check correctness only (every reward is then 0 or the penalty)");
   cmd->add_option("--db", a->db, "SQLite store (default $CUDAL1_DB, else ~/.cache/cudal1/results.db)");
   cmd->add_flag("--json", a->json_out, "print the summary as one JSON object");
+#ifdef CUDAL1_HAVE_TRAINER
+  add_model_policy_options(cmd, a->model);
+#endif
   cmd->callback([a] { run_optimize(*a); });
 }
 

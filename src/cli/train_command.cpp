@@ -1,5 +1,6 @@
-// cudal1 train sft — CUDA-L1's first stage on the store's accepted answers (trainer/sft.h). Built
-// only with the trainer (libtorch found at configure time); see main.cpp for the build without it.
+// cli/train_command: `cudal1 train sft|selfsup|crl` — CUDA-L1's three stages (trainer/sft.h,
+// trainer/rl_stage.h). Built only with the trainer (libtorch found at configure time); see main.cpp
+// for the build without it.
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -8,33 +9,72 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/loop_options.h"
+#include "cli/model_policy_options.h"
+#include "cli/queue_setup.h"
 #include "core/error.h"
 #include "report/table.h"
+#include "trainer/rl_stage.h"
 #include "trainer/sft.h"
 
 namespace cudal1::cli {
 
 namespace {
 
-struct TrainArgs {
-  trainer::SftRunOptions o;
-  std::string model, out, db, chat_format, targets;
+// What every stage is told the same way: the model, the output, the store, how it trains.
+struct StageArgs {
+  std::string model, out, db, chat_format, targets, device = "cpu", dtype = "auto";
   bool json_out = false;
 };
 
-void run_train_sft(TrainArgs& a) {
-  a.o.model_dir = a.model, a.o.out_dir = a.out;
-  if (!a.chat_format.empty()) a.o.chat_format = tokenizer::parse_chat_format(a.chat_format);
-  if (!a.targets.empty()) {
-    a.o.lora.target_modules.clear();
-    for (std::size_t p = 0; p <= a.targets.size();) {
-      std::size_t q = a.targets.find(',', p);
-      if (q == std::string::npos) q = a.targets.size();
-      if (q > p) a.o.lora.target_modules.push_back(a.targets.substr(p, q - p));
-      p = q + 1;
-    }
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> parts;
+  for (std::size_t p = 0; p <= text.size();) {
+    std::size_t q = text.find(',', p);
+    if (q == std::string::npos) q = text.size();
+    if (q > p) parts.push_back(text.substr(p, q - p));
+    p = q + 1;
   }
-  std::unique_ptr<Store> store = open_store(a.db, false);
+  return parts;
+}
+
+// SftRunOptions and RlStageOptions name these fields alike.
+template <typename Options>
+void add_stage_options(CLI::App* cmd, StageArgs& a, Options& o) {
+  cmd->add_option("--model", a.model, "Hugging Face model folder (config.json, safetensors, tokenizer.json)")->required();
+  cmd->add_option("--out", a.out, "output folder; an unfinished run there resumes from its checkpoint")->required();
+  cmd->add_option("--db", a.db, "SQLite store (default $CUDAL1_DB, else ~/.cache/cudal1/results.db)");
+  cmd->add_flag("--full", o.full, "train every weight instead of a LoRA adapter");
+  cmd->add_option("--lora-r", o.lora.r, "adapter rank")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--lora-alpha", o.lora.alpha, "adapter alpha (scaling alpha / r)")->capture_default_str();
+  cmd->add_option("--lora-dropout", o.lora.dropout, "dropout on the adapter's input")->capture_default_str();
+  cmd->add_option("--lora-targets", a.targets, "comma-separated linear layers (default: every attention and MLP projection)");
+  cmd->add_option("--lr", o.optim.lr, "peak learning rate")->capture_default_str();
+  cmd->add_option("--min-lr-ratio", o.optim.min_lr_ratio, "final learning rate as a share of the peak")->capture_default_str();
+  cmd->add_option("--warmup", o.optim.warmup_steps, "warm-up steps")->capture_default_str();
+  cmd->add_option("--weight-decay", o.optim.weight_decay, "AdamW weight decay")->capture_default_str();
+  cmd->add_option("--max-grad-norm", o.optim.max_grad_norm, "gradient-norm clip (0: none)")->capture_default_str();
+  cmd->add_option("-d,--device", a.device, "where the model trains: cpu, cuda or cuda:N")->capture_default_str();
+  cmd->add_option("--dtype", a.dtype, "auto (bfloat16 on a GPU, else float32), float32, bfloat16 or float16")->capture_default_str();
+  cmd->add_option("--chat-format", a.chat_format, "chatml or llama3, when the model's chat template is not recognised");
+  cmd->add_flag("--json", a.json_out, "print the summary as one JSON object");
+}
+
+template <typename Options>
+void apply_stage_args(const StageArgs& a, Options& o) {
+  o.model_dir = a.model, o.out_dir = a.out, o.device = a.device, o.dtype = model_dtype(a.dtype, a.device);
+  if (!a.chat_format.empty()) o.chat_format = tokenizer::parse_chat_format(a.chat_format);
+  if (!a.targets.empty()) o.lora.target_modules = split_commas(a.targets);
+}
+
+struct SftArgs {
+  StageArgs stage;
+  trainer::SftRunOptions o;
+};
+
+void run_train_sft(SftArgs& a) {
+  apply_stage_args(a.stage, a.o);
+  std::unique_ptr<Store> store = open_store(a.stage.db, false);
   auto start = std::chrono::steady_clock::now();
   trainer::SftRunSummary s = trainer::run_sft(*store, a.o, [&](int64_t step, int64_t total, double loss) {
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -46,7 +86,7 @@ void run_train_sft(TrainArgs& a) {
                       {"resumed_at", s.resumed_at}, {"first_loss", s.first_loss}, {"last_loss", s.last_loss},
                       {"output", s.output.string()}, {"dataset", (a.o.out_dir / "sft.jsonl").string()},
                       {"log", (a.o.out_dir / "train_log.jsonl").string()}};
-  if (a.json_out) {
+  if (a.stage.json_out) {
     std::cout << j.dump() << std::endl;
     return;
   }
@@ -60,40 +100,117 @@ void run_train_sft(TrainArgs& a) {
             << (a.o.full ? "" : "; the adapter loads in PEFT (PeftModel.from_pretrained) and vLLM (--lora-modules)") << "\n";
 }
 
+void register_sft(CLI::App* train) {
+  auto a = std::make_shared<SftArgs>();
+  CLI::App* sft = train->add_subcommand("sft", "Stage 1: supervised fine-tuning on the store's accepted answers "
+                                               "(at most N per task and source), LoRA or every weight");
+  add_stage_options(sft, a->stage, a->o);
+  sft->add_option("--seed", a->o.seed, "data order and adapter initialisation")->capture_default_str();
+  sft->add_option("--run", a->o.store_run, "only this optimisation run's answers (default: every run)");
+  sft->add_option("--per-task", a->o.per_task_and_source, "answers per task and source at most")->capture_default_str();
+  sft->add_option("--accumulation", a->o.optim.accumulation, "micro-batches per optimiser step")->check(CLI::PositiveNumber)->capture_default_str();
+  sft->add_option("--epochs", a->o.epochs, "passes over the data")->check(CLI::PositiveNumber)->capture_default_str();
+  sft->add_option("--batch", a->o.batch, "examples per micro-batch")->check(CLI::PositiveNumber)->capture_default_str();
+  sft->add_option("--max-tokens", a->o.max_tokens, "longer examples (prompt + answer) are left out")->capture_default_str();
+  sft->add_option("--checkpoint-every", a->o.checkpoint_every, "optimiser steps between checkpoints")->capture_default_str();
+  sft->callback([a] { run_train_sft(*a); });
+}
+
+struct RlArgs {
+  StageArgs stage;
+  LoopArgs loop;
+  std::string adapter, eval_device = "auto";
+  trainer::RlStageOptions o;
+};
+
+std::string percent(double share) { return format_fixed(100.0 * share, 0) + "%"; }
+
+void run_train_rl(RlArgs& a) {
+  apply_stage_args(a.stage, a.o);
+  if (!a.adapter.empty()) a.o.adapter_dir = a.adapter;
+  a.o.tasks = resolve_loop_tasks(a.loop);
+  a.o.seed = a.loop.seed;  // one seed: exemplar sampling, the answers drawn and the adapter's start
+  // Candidates run where the model is unless told otherwise: a GPU's kernels need a GPU.
+  const std::string eval_device = a.eval_device != "auto" ? a.eval_device : a.o.device.rfind("cuda", 0) == 0 ? "cuda" : "cpu";
+  a.o.loop = loop_config(a.loop, eval_device);
+  std::unique_ptr<Store> store = open_store(a.stage.db, false);
+  a.o.loop.eval.cache_store = store.get();
+  for (const char* suffix : {"", "-wal", "-shm"}) a.o.loop.eval.protect_files.push_back(store->path().string() + suffix);
+  std::unique_ptr<BuildService> builds = attach_build_service(a.o.loop.queue, {});
+  const char* name = trainer::rl_objective_name(a.o.objective);
+
+  trainer::RlStageSummary s = trainer::run_rl_stage(
+      *store, a.o,
+      [&](const trainer::RlRoundStats& r) {
+        std::fprintf(stderr, "\r%s round %d/%d · correct %s · reward %.3f ± %.3f · loss %.4f%s                    \n", name,
+                     r.round, a.o.rounds, percent(r.correct_rate()).c_str(), r.raw_reward_mean, r.raw_reward_std, r.loss,
+                     a.o.objective == trainer::RlObjective::crl
+                         ? (" · kl " + format_fixed(r.kl, 4) + " · clipped " + percent(r.clip_fraction)).c_str()
+                         : (r.updated ? "" : " · no correct answer, no update"));
+      },
+      [&](const rl::LoopProgress& p) {
+        std::fprintf(stderr, "\rround %d · %s %zu/%zu evaluations (%zu accepted)%s        ", p.round, p.stage.c_str(),
+                     p.jobs_done, p.jobs, p.jobs_accepted, p.task.empty() ? "" : (" · " + p.task).c_str());
+      });
+  nlohmann::json rounds = nlohmann::json::array();
+  for (auto& r : s.trained)
+    rounds.push_back({{"round", r.round}, {"samples", r.samples}, {"correct_rate", r.correct_rate()},
+                      {"raw_reward_mean", r.raw_reward_mean}, {"loss", r.loss}, {"kl", r.kl}, {"updated", r.updated}});
+  nlohmann::json j = {{"stage", name}, {"rounds", s.rounds}, {"resumed_at", s.resumed_at}, {"trained", rounds},
+                      {"output", s.output.string()}, {"loop_run", s.loop_run},
+                      {"log", (a.o.out_dir / "train_log.jsonl").string()}};
+  if (a.stage.json_out) {
+    std::cout << j.dump() << std::endl;
+    return;
+  }
+  Table t({"round", "answers", "correct", "raw reward mean", "std", "loss", "kl", "clipped", "updated"},
+          {true, true, true, true, true, true, true, true, false});
+  for (auto& r : s.trained)
+    t.add_row({std::to_string(r.round), std::to_string(r.samples), percent(r.correct_rate()), format_fixed(r.raw_reward_mean, 3),
+               format_fixed(r.raw_reward_std, 3), format_fixed(r.loss, 4), format_fixed(r.kl, 4), percent(r.clip_fraction),
+               r.updated ? "yes" : "no"});
+  t.print(std::cout);
+  std::cout << "\noutput " << s.output.string() << "; per-round log " << j["log"].get<std::string>()
+            << "; every answer in the store under run '" << s.loop_run << "' and in "
+            << (a.o.out_dir / "loop" / "samples.jsonl").string() << "\n";
+}
+
+void register_rl(CLI::App* train, trainer::RlObjective objective) {
+  auto a = std::make_shared<RlArgs>();
+  a->o.objective = objective;
+  const bool crl = objective == trainer::RlObjective::crl;
+  // Self-supervised prompts show no earlier variants (the model learns to answer at all);
+  // contrastive ones show two, with their speedups.
+  a->loop.picks = crl ? 2 : 0;
+  a->o.sampling.sampling.max_new_tokens = 2048;
+  CLI::App* cmd = train->add_subcommand(
+      trainer::rl_objective_name(objective),
+      crl ? "Stage 3: contrastive RL — GRPO on the loop's rounds (prompts with earlier variants and their speedups), "
+            "rewards from the evaluator, KL to the model with adapters off"
+          : "Stage 2: self-supervised — sample, evaluate, train on the answers that ran and were correct (REINFORCE, 0/1 reward)");
+  add_stage_options(cmd, a->stage, a->o);
+  add_loop_options(cmd, a->loop);
+  add_sampling_options(cmd, a->o.sampling);
+  cmd->add_option("--adapter", a->adapter, "go on training this PEFT adapter (a `train sft` output's adapter/)");
+  cmd->add_option("--rounds", a->o.rounds, "rounds of the loop, one training step each")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--ppo-epochs", a->o.ppo_epochs, "optimiser steps on each round's answers")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--micro-batch", a->o.micro_batch, "answers per forward and backward pass")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--eval-device", a->eval_device, "where candidates are evaluated: auto (cuda when the model trains on a GPU), cuda, cuda:N, cpu")->capture_default_str();
+  if (crl) {
+    cmd->add_option("--clip-epsilon", a->o.grpo.clip_epsilon, "the ratio is clipped to 1 ± epsilon")->capture_default_str();
+    cmd->add_option("--kl-beta", a->o.grpo.kl_beta, "weight of the KL term to the reference policy")->capture_default_str();
+  }
+  cmd->callback([a] { run_train_rl(*a); });
+}
+
 }  // namespace
 
 void register_train(CLI::App& app) {
   CLI::App* train = app.add_subcommand("train", "Train a model on the evaluator's verdicts (CUDA-L1's stages)");
   train->require_subcommand(1);
-  auto a = std::make_shared<TrainArgs>();
-  CLI::App* sft = train->add_subcommand("sft", "Stage 1: supervised fine-tuning on the store's accepted answers "
-                                               "(at most N per task and source), LoRA or every weight");
-  sft->add_option("--model", a->model, "Hugging Face model folder (config.json, safetensors, tokenizer.json)")->required();
-  sft->add_option("--out", a->out, "output folder; an unfinished run there resumes from its checkpoint")->required();
-  sft->add_option("--db", a->db, "SQLite store (default $CUDAL1_DB, else ~/.cache/cudal1/results.db)");
-  sft->add_option("--run", a->o.store_run, "only this optimisation run's answers (default: every run)");
-  sft->add_option("--per-task", a->o.per_task_and_source, "answers per task and source at most")->capture_default_str();
-  sft->add_flag("--full", a->o.full, "train every weight instead of a LoRA adapter");
-  sft->add_option("--lora-r", a->o.lora.r, "adapter rank")->check(CLI::PositiveNumber)->capture_default_str();
-  sft->add_option("--lora-alpha", a->o.lora.alpha, "adapter alpha (scaling alpha / r)")->capture_default_str();
-  sft->add_option("--lora-dropout", a->o.lora.dropout, "dropout on the adapter's input")->capture_default_str();
-  sft->add_option("--lora-targets", a->targets, "comma-separated linear layers (default: every attention and MLP projection)");
-  sft->add_option("--lr", a->o.optim.lr, "peak learning rate")->capture_default_str();
-  sft->add_option("--min-lr-ratio", a->o.optim.min_lr_ratio, "final learning rate as a share of the peak")->capture_default_str();
-  sft->add_option("--warmup", a->o.optim.warmup_steps, "warm-up steps")->capture_default_str();
-  sft->add_option("--weight-decay", a->o.optim.weight_decay, "AdamW weight decay")->capture_default_str();
-  sft->add_option("--max-grad-norm", a->o.optim.max_grad_norm, "gradient-norm clip (0: none)")->capture_default_str();
-  sft->add_option("--accumulation", a->o.optim.accumulation, "micro-batches per optimiser step")->check(CLI::PositiveNumber)->capture_default_str();
-  sft->add_option("--epochs", a->o.epochs, "passes over the data")->check(CLI::PositiveNumber)->capture_default_str();
-  sft->add_option("--batch", a->o.batch, "examples per micro-batch")->check(CLI::PositiveNumber)->capture_default_str();
-  sft->add_option("--max-tokens", a->o.max_tokens, "longer examples (prompt + answer) are left out")->capture_default_str();
-  sft->add_option("--seed", a->o.seed, "data order and adapter initialisation")->capture_default_str();
-  sft->add_option("--checkpoint-every", a->o.checkpoint_every, "optimiser steps between checkpoints")->capture_default_str();
-  sft->add_option("-d,--device", a->o.device, "cpu, cuda or cuda:N")->capture_default_str();
-  sft->add_option("--dtype", a->o.dtype, "float32, bfloat16 or float16")->capture_default_str();
-  sft->add_option("--chat-format", a->chat_format, "chatml or llama3, when the model's chat template is not recognised");
-  sft->add_flag("--json", a->json_out, "print the summary as one JSON object");
-  sft->callback([a] { run_train_sft(*a); });
+  register_sft(train);
+  register_rl(train, trainer::RlObjective::selfsup);
+  register_rl(train, trainer::RlObjective::crl);
 }
 
 }  // namespace cudal1::cli

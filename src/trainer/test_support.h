@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "trainer/model.h"
 #include "trainer/safetensors.h"
+#include "tokenizer/tokenizer.h"
 
 #include <gtest/gtest.h>
 
@@ -68,6 +69,27 @@ inline std::vector<std::vector<int64_t>> unpadded_rows(const torch::Tensor& ids,
     rows.push_back(row);
   }
   return rows;
+}
+
+// A one-layer Llama with random weights (seeded) and the Llama-3 tokenizer fixture, whose
+// vocabulary holds every id of the tokenizer: what the stages' end-to-end tests train.
+inline void write_tiny_llama(const std::filesystem::path& dir, uint64_t seed = 7, int hidden = 32, int layers = 1) {
+  const std::filesystem::path tok_dir = std::filesystem::path(CUDAL1_TOKENIZER_FIXTURES) / "llama3";
+  auto tok = tokenizer::Tokenizer::from_directory(tok_dir);
+  nlohmann::json cfg = {{"model_type", "llama"}, {"vocab_size", tok.id_bound()}, {"hidden_size", hidden},
+                        {"intermediate_size", 2 * hidden}, {"num_hidden_layers", layers}, {"num_attention_heads", 4},
+                        {"num_key_value_heads", 2}, {"rms_norm_eps", 1e-6}, {"rope_theta", 10000.0},
+                        {"max_position_embeddings", 4096}, {"tie_word_embeddings", true}, {"hidden_act", "silu"}};
+  CausalLM model(ModelConfig::from_json(cfg), torch::TensorOptions().dtype(torch::kFloat32));
+  torch::manual_seed(seed);
+  torch::NoGradGuard no_grad;
+  for (auto& p : model.named_parameters()) {
+    if (p.key().find("norm") != std::string::npos) p.value().fill_(1.0);
+    else p.value().normal_(0.0, 0.05);
+  }
+  model.save_pretrained(dir);
+  for (const char* f : {"tokenizer.json", "tokenizer_config.json"})
+    std::filesystem::copy_file(tok_dir / f, dir / f, std::filesystem::copy_options::overwrite_existing);
 }
 
 // Runs `f` and returns the cudal1::Error it throws (fails the test if it throws none).

@@ -1,0 +1,66 @@
+// cli/loop_options.cpp — the loop's command-line settings, shared (see loop_options.h).
+#include "cli/loop_options.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "cli/queue_setup.h"
+#include "core/error.h"
+#include "tasks/suite.h"
+
+namespace fs = std::filesystem;
+
+namespace cudal1::cli {
+
+void add_loop_options(CLI::App* cmd, LoopArgs& a) {
+  cmd->add_option("tasks", a.tasks, "tasks: suite names (level1/19_ReLU) or KernelBench files");
+  cmd->add_flag("--all", a.all, "every task of the suite");
+  cmd->add_option("--suite", a.suite, "task suite folder (default: the bundled one)");
+  cmd->add_option("--group", a.group, "answers per round (the group size G)")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--seed", a.seed, "seed of exemplar sampling and the policies' choices")->capture_default_str();
+  cmd->add_option("--tau", a.tau, "softmax temperature over score buckets")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--buckets", a.buckets, "score buckets")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--exemplars", a.picks, "earlier variants a prompt shows (distinct buckets)")->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--max-prompt-tokens", a.max_prompt_tokens, "prompt budget; exemplars are shortened to fit")->capture_default_str();
+  cmd->add_option("--prompts", a.prompts, "folder of prompt templates (default: the bundled prompts/)");
+  cmd->add_option("--gpus", a.gpus, "use at most this many GPUs (0: all)");
+  cmd->add_option("--lanes", a.lanes, "evaluations side by side on each device")->capture_default_str();
+  cmd->add_option("--eval-memory-gb", a.memory_budget_gb, "host memory the lanes' evaluations may hold at once, in GB (0: three quarters of what is available)")->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_flag("--baselines", a.baselines, "also speedups against torch.compile (both modes), CUDA graph and cuDNN autotuning");
+  cmd->add_flag("--no-timing", a.no_timing, "check correctness only (every reward is then 0 or the penalty)");
+}
+
+std::vector<rl::LoopTask> resolve_loop_tasks(const LoopArgs& a) {
+  fs::path suite = a.suite.empty() ? default_suite_dir() : fs::path(a.suite);
+  std::vector<std::string> names = a.tasks;
+  if (a.all)
+    for (auto& e : discover_tasks(suite)) names.push_back(e.name);
+  if (names.empty()) throw Error(ErrorKind::usage, "no task named", "name tasks by suite name (level1/19_ReLU) or file, or pass --all");
+  std::vector<rl::LoopTask> tasks;
+  std::set<std::string> ids;  // the store and the run folder key everything by task id
+  for (auto& t : names) {
+    TaskEntry e = find_task(suite, t);
+    if (std::any_of(tasks.begin(), tasks.end(), [&](const rl::LoopTask& k) { return fs::equivalent(k.path, e.path); })) continue;
+    std::string id = e.name;
+    if (id == "task") id = e.path.parent_path().filename().string() + "/" + id;  // examples/<name>/task.py
+    for (int n = 2; !ids.insert(id).second; ++n) id = e.name + "#" + std::to_string(n);
+    tasks.push_back({id, e.path});
+  }
+  return tasks;
+}
+
+rl::LoopConfig loop_config(const LoopArgs& a, const std::string& eval_device) {
+  rl::LoopConfig c;
+  c.eval.device = eval_device;
+  c.queue.devices = lane_devices(eval_device, a.gpus, a.lanes, false);
+  c.queue.memory_budget_bytes = uint64_t(a.memory_budget_gb * double(1ull << 30));
+  c.group = a.group, c.seed = a.seed;
+  c.sampler.tau = a.tau, c.sampler.buckets = a.buckets, c.sampler.picks = a.picks;
+  c.templates = policy::PromptTemplates::load(a.prompts.empty() ? policy::bundled_prompts_dir() : fs::path(a.prompts));
+  c.budget.max_tokens = a.max_prompt_tokens;
+  c.eval.timing = !a.no_timing, c.eval.baselines = a.baselines;
+  return c;
+}
+
+}  // namespace cudal1::cli

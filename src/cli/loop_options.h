@@ -1,0 +1,39 @@
+// cli/loop_options: what `cudal1 optimize` and `cudal1 train selfsup|crl` share around the
+// optimisation loop (rl/loop.h): the tasks named on the command line, the prompt's exemplar
+// sampling, the group, the evaluation lanes and what is measured.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "rl/loop.h"
+
+namespace cudal1::cli {
+
+struct LoopArgs {
+  std::vector<std::string> tasks;
+  std::string suite, prompts;
+  bool all = false;
+  int group = 4, lanes = 2, gpus = 0, picks = 2, buckets = 8;
+  double tau = 1.0, memory_budget_gb = 0;
+  std::size_t max_prompt_tokens = 12000;
+  uint64_t seed = 1;
+  bool baselines = false, no_timing = false;
+};
+
+// Registers the positional tasks and --all --suite --group --seed --tau --buckets --exemplars
+// --max-prompt-tokens --prompts --gpus --lanes --eval-memory-gb --baselines --no-timing.
+void add_loop_options(CLI::App* cmd, LoopArgs& a);
+
+// The tasks named (suite names or KernelBench files, or --all), each once, with ids the store
+// and the run folder key everything by. Error(usage) when none is named.
+std::vector<rl::LoopTask> resolve_loop_tasks(const LoopArgs& a);
+
+// The loop's settings from the arguments; `eval_device` is the device the candidates run on
+// ("cuda", "cpu", "cuda:N") and its lanes come from lane_devices. run and run_dir are left to the caller.
+rl::LoopConfig loop_config(const LoopArgs& a, const std::string& eval_device);
+
+}  // namespace cudal1::cli

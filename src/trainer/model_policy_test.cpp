@@ -1,0 +1,87 @@
+// The model as the loop's policy: a group of G answers sampled through the chat template, the
+// sampled tokens kept for training, repeatable by seed, and a prompt the model cannot take
+// answered with errors (scored as failures) instead of stopping the run.
+#include "trainer/model_policy.h"
+
+#include "trainer/test_support.h"
+
+#include <gtest/gtest.h>
+
+using namespace cudal1;
+using namespace cudal1::trainer;
+
+namespace {
+
+struct PolicySetup {
+  test::ScratchFolder dir;
+  tokenizer::Tokenizer tok;
+  std::shared_ptr<CausalLM> model;
+  PolicySetup() : tok((test::write_tiny_llama(dir / "m"), tokenizer::Tokenizer::from_directory(dir / "m"))) {
+    model = load_causal_lm(dir / "m");
+  }
+  ModelPolicy policy(int64_t max_prompt_tokens = 4096) {
+    ModelPolicyOptions o;
+    o.sampling.max_new_tokens = 12, o.max_prompt_tokens = max_prompt_tokens, o.max_batch = 2, o.label = "tiny";
+    return ModelPolicy(model, ChatEncoder(tok, std::nullopt), o);
+  }
+};
+
+policy::PolicyRequest request(int count, uint64_t seed) {
+  policy::PolicyRequest r;
+  r.task_id = "scale_add", r.prompt = "Make scale_add faster.", r.count = count, r.round = 3, r.seed = seed;
+  return r;
+}
+
+}  // namespace
+
+TEST(ModelPolicy, AnswersAGroupAndKeepsTheSampledTokensForTraining) {
+  PolicySetup t;
+  ModelPolicy p = t.policy();
+  auto answers = p.answer(request(3, 11));  // 3 answers in batches of 2
+  ASSERT_EQ(answers.size(), 3u);
+  ChatEncoder enc(t.tok, std::nullopt);
+  auto kept = p.take_sampled("scale_add", 3);
+  ASSERT_EQ(kept.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_TRUE(answers[i].error.empty());
+    EXPECT_EQ(answers[i].label, "tiny");
+    EXPECT_EQ(answers[i].completion_tokens, kept[i].completion.size());
+    EXPECT_EQ(kept[i].prompt, enc.prompt("Make scale_add faster."));
+    EXPECT_EQ(kept[i].logprobs.size(), kept[i].completion.size());
+    EXPECT_EQ(answers[i].text, enc.decode_answer(kept[i].completion));
+    EXPECT_TRUE(answers[i].finish_reason == "stop" || answers[i].finish_reason == "length");
+  }
+  EXPECT_TRUE(p.take_sampled("scale_add", 3).empty());  // moved out
+  // Each batch has its own seed: the group's answers are not copies of one another.
+  EXPECT_NE(kept[0].completion, kept[2].completion);
+}
+
+TEST(ModelPolicy, TheSameRequestGivesTheSameAnswers) {
+  PolicySetup t;
+  ModelPolicy p = t.policy();
+  auto a = p.answer(request(2, 5)), b = p.answer(request(2, 5)), c = p.answer(request(2, 6));
+  EXPECT_EQ(a[0].text, b[0].text);
+  EXPECT_EQ(a[1].text, b[1].text);
+  EXPECT_NE(a[0].text + a[1].text, c[0].text + c[1].text);
+}
+
+TEST(ModelPolicy, APromptLongerThanTheModelTakesIsAnsweredWithErrors) {
+  PolicySetup t;
+  ModelPolicy p = t.policy(/*max_prompt_tokens=*/4);
+  auto answers = p.answer(request(2, 1));
+  ASSERT_EQ(answers.size(), 2u);
+  for (auto& a : answers) EXPECT_NE(a.error.find("more than the 4"), std::string::npos) << a.error;
+  EXPECT_TRUE(p.take_sampled("scale_add", 3).empty());
+}
+
+TEST(ChatEncoder, StopsAtTheEndOfTheAssistantsTurnAndTrainsOnIt) {
+  PolicySetup t;
+  ChatEncoder enc(t.tok, std::nullopt);
+  auto stops = enc.stop_token_ids();
+  ASSERT_FALSE(stops.empty());
+  EXPECT_EQ(stops[0], *t.tok.token_to_id("<|eot_id|>"));  // the fixture is Llama-3's layout
+  auto [prompt, answer] = enc.prompt_and_answer("hi", "return x");
+  EXPECT_EQ(prompt, enc.prompt("hi"));
+  EXPECT_EQ(answer.back(), stops[0]);  // trained to close its turn, where sampling stops
+  EXPECT_EQ(enc.decode_answer(answer), "return x");
+}
