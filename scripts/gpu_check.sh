@@ -4,7 +4,7 @@
 # last. Logs and the results store go to OUT_DIR ($OUT, else build/gpu-out).
 # STAGES picks what runs (default "tests bench tasks"; "cuda-corpus" runs only the CUDA-only fixtures, "gpu-unit"
 # only the timing and CUDA graph tests; "builds",
-# "throughput", "baselines", "bench" (BENCH_JSONL) and "enrich" (ENRICH_JSONL) measure issue 5 and 6's work; "optimize"
+# "throughput", "baselines", "bench" (BENCH_JSONL) and "enrich" (ENRICH_JSONL) measure issue 5 and 6's work; "trainer" issue 8's; "optimize"
 # runs the loop with the built-in policy over the suite (and a replay run with REPLAY_JSONL); "lint" lints
 # every row of LINT_JSONL; "solutions" is long: every bundled task's
 # solutions through the evaluator, long, so it runs on its own; SOLUTION_LEVELS="1" or "2 3"
@@ -172,6 +172,13 @@ PY
   fi
 fi
 
+# 4i. Issue 8: a model from scratch through the trainer's three stages, measured after each, and
+# the training step against PyTorch in Python (stage trainer; TRAINER_BIN: a build with the
+# trainer, scripts/build_gpu_trainer.sh's by default; TR_* settings in bench/trainer_stages.sh).
+if has trainer; then
+  bench/trainer_stages.sh "${TRAINER_BIN:-build-gpu-trainer/cudal1}" "$out" "$scratch/trainer" >"$out/trainer.txt" 2>&1
+fi
+
 # 5. Every bundled solution through the evaluator.
 has solutions && bench/suite_solutions.sh "$bin/cudal1" cuda "${SOLUTION_LEVELS:-1 2 3}" >"$out/solutions.txt" 2>&1
 
@@ -184,4 +191,4 @@ if has tests || has cuda-corpus || has gpu-unit; then
   echo
 fi
 if [ -s "$CUDAL1_CORPUS_LOG" ]; then python3 bench/corpus_table.py "$CUDAL1_CORPUS_LOG"; echo; fi
-for f in tasks_sol.txt solutions.txt bench.txt lint.txt builds.txt baselines.txt bench_cuda_l1.txt throughput.txt enrich.txt optimize_builtin.txt optimize_replay.txt; do [ -s "$out/$f" ] && { cat "$out/$f"; echo; }; done
+for f in tasks_sol.txt solutions.txt bench.txt lint.txt builds.txt baselines.txt bench_cuda_l1.txt throughput.txt enrich.txt optimize_builtin.txt optimize_replay.txt trainer.txt; do [ -s "$out/$f" ] && { cat "$out/$f"; echo; }; done

@@ -164,6 +164,7 @@ struct StageSetup {
     const fs::path task = fixtures_dir() / "tasks" / "scale_add.py";
     o.tasks = {{"scale_add", task}};
     o.loop.templates = policy::PromptTemplates::load(policy::bundled_prompts_dir());
+    o.loop.templates.first_round = "Make {{task}} faster on {{device}}.";  // short: quick to teach
     o.loop.sampler.picks = 0;  // the prompt the model was taught with
     o.loop.group = 2;
     o.loop.eval.device = "cpu", o.loop.eval.lint = false, o.loop.eval.precision_check = false;

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# bench/trainer_stages.sh CUDAL1 OUT SCRATCH — issue 8 on a GPU: a small model made from scratch
+# (random initialisation) goes through CUDA-L1's three stages on a few bundled tasks, and the same
+# measurement after each stage shows whether its answers get more correct and faster:
+#   data    the built-in rewrite policy's accepted answers on the tasks (what SFT learns from)
+#   init    `train init`: random weights, the bundled Qwen-style tokenizer fixture
+#   sft     `train sft --full` on the store's accepted answers
+#   selfsup `train selfsup --full`: rounds of sample, evaluate, learn from the correct ones
+#   crl     `train crl --full`: rounds of GRPO on contrastive prompts, KL to the SFT+selfsup start
+# After init, sft, selfsup and crl the model answers every task TR_GROUP times (one loop round,
+# `optimize --policy model`, the same seed and prompts each time): its correct rate and mean raw
+# reward (eager speedup when accepted, 0 on failure) are the stage's figures. Then the same
+# training step timed in C++ (`train bench-step`) and in plain PyTorch (bench/train_step_torch.py).
+# CUDAL1 must be a build with the trainer (scripts/build_gpu_trainer.sh); libtorch comes from the
+# python3's torch. TR_DEVICE=cpu with TR_TASKS naming small files tries the chain on a CPU. TR_DEADLINE (seconds) bounds the stages; each stage resumes if run again.
+set -uo pipefail
+bin=$1 out=$2 scratch=$3
+mkdir -p "$out" "$scratch"
+export LD_LIBRARY_PATH="$(python3 -c 'import os, torch; print(os.path.dirname(torch.__file__) + "/lib")'):${LD_LIBRARY_PATH:-}"
+tasks=${TR_TASKS:-level1/23_silu level1/24_softplus level1/28_log_softmax}
+dev=${TR_DEVICE:-cuda} lanes=${TR_LANES:-6} group=${TR_GROUP:-8} temp=${TR_TEMPERATURE:-0.7} new=${TR_MAX_NEW_TOKENS:-2560}
+end=$((SECONDS + ${TR_DEADLINE:-100000}))
+left() { echo $((end - SECONDS > 1 ? end - SECONDS : 1)); }
+export CUDAL1_DB=$scratch/trainer.db
+m=$scratch/models
+log=$out/trainer_stages.log
+: >"$log"
+step() { echo "== $* (at ${SECONDS}s)" >>"$log"; timeout "$(left)" "$@" >>"$log" 2>&1; local rc=$?; echo "exit $rc" >>"$log"; return $rc; }
+
+# The figure of a stage: one round of every task answered by MODEL, same seed and plain prompts.
+measure() {  # NAME MODEL_DIR
+  step "$bin" optimize --policy model --model "$2" --model-device "$dev" $tasks --rounds 1 --group "$group" --exemplars 0 \
+    --temperature "$temp" --max-new-tokens "$new" --lanes "$lanes" --device "$dev" --seed 11 --run "$scratch/eval_$1" --name "eval:$1"
+}
+
+[ -f "$m/init/config.json" ] || step "$bin" train init --out "$m/init" --tokenizer tests/fixtures/tokenizer/qwen \
+  --arch qwen2 --hidden "${TR_HIDDEN:-384}" --layers "${TR_LAYERS:-6}" --heads 6 --kv-heads 2 --max-positions 8192 --seed 1
+step "$bin" optimize --policy builtin $tasks --rounds 1 --group 3 --lanes "$lanes" --device "$dev" --run "$scratch/data" --name data
+[ -d "$scratch/eval_init" ] || measure init "$m/init"
+[ -d "$scratch/sft/model" ] || step "$bin" train sft --model "$m/init" --out "$scratch/sft" --full --run data -d "$dev" \
+  --epochs "${TR_SFT_EPOCHS:-40}" --batch 3 --lr "${TR_SFT_LR:-1e-3}" --warmup 10 --max-tokens 8192
+[ -d "$scratch/eval_sft" ] || measure sft "$scratch/sft/model"
+[ -d "$scratch/selfsup/model" ] || step "$bin" train selfsup --model "$scratch/sft/model" --out "$scratch/selfsup" --full $tasks \
+  -d "$dev" --rounds "${TR_ROUNDS:-3}" --group "$group" --temperature "$temp" --max-new-tokens "$new" --lr "${TR_RL_LR:-2e-4}" \
+  --micro-batch 4 --lanes "$lanes" --seed 21
+[ -d "$scratch/eval_selfsup" ] || measure selfsup "$scratch/selfsup/model"
+[ -d "$scratch/crl/model" ] || step "$bin" train crl --model "$scratch/selfsup/model" --out "$scratch/crl" --full $tasks \
+  -d "$dev" --rounds "${TR_ROUNDS:-3}" --group "$group" --temperature "$temp" --max-new-tokens "$new" --lr "${TR_RL_LR:-2e-4}" \
+  --micro-batch 4 --lanes "$lanes" --seed 31
+[ -d "$scratch/eval_crl" ] || measure crl "$scratch/crl/model"
+
+# The training step, C++ against PyTorch in Python, on the same model, batch and dtype.
+bench_args="--batch ${TR_BENCH_BATCH:-8} --seq ${TR_BENCH_SEQ:-2048} --steps 20 --warmup 5"
+step "$bin" train bench-step --model "$m/init" --full $bench_args -d "$dev" --dtype "${TR_BENCH_DTYPE:-bfloat16}" --json
+grep -h '^{' "$log" | tail -1 >"$out/step_cpp.json"
+step python3 bench/train_step_torch.py --model "$m/init" --full $bench_args --device "$dev" --dtype "${TR_BENCH_DTYPE:-bfloat16}"
+grep -h '^{' "$log" | tail -1 >"$out/step_torch.json"
+
+"$bin" train report "$scratch/sft" "$scratch/selfsup" "$scratch/crl" --out "$out/train_report.html" >>"$log" 2>&1
+python3 bench/trainer_summary.py "$scratch" "$out/step_cpp.json" "$out/step_torch.json"

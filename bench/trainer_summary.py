@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""bench/trainer_summary.py SCRATCH STEP_CPP.json STEP_TORCH.json — the table of
+bench/trainer_stages.sh: per stage (init, sft, selfsup, crl) the answers its model gave in the
+same measuring round, how many were accepted, and the mean raw reward (eager speedup when
+accepted, 0 on failure, -1 on a caught hack); then each RL stage's rounds from its log; then the
+training step's time in C++ and in PyTorch."""
+import json
+import os
+import sys
+
+
+def lines(path):
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [json.loads(l) for l in f if l.strip()]
+
+
+def main():
+    scratch, cpp, torch_json = sys.argv[1:4]
+    print("| stage | answers | accepted | correct rate | mean raw reward | best speedup per task |")
+    print("|---|---:|---:|---:|---:|---|")
+    for stage in ["init", "sft", "selfsup", "crl"]:
+        rows = lines(os.path.join(scratch, f"eval_{stage}", "samples.jsonl"))
+        if not rows:
+            print(f"| {stage} | not run | | | | |")
+            continue
+        ok = [r for r in rows if r["verdict"]["accepted"]]
+        best = {}
+        for r in ok:
+            s = r["verdict"]["speedup"] or 0
+            best[r["task"]] = max(best.get(r["task"], 0), s)
+        mean = sum(r["raw_reward"] for r in rows) / len(rows)
+        bests = ", ".join(f"{t.split('/')[-1]} {s:.2f}x" for t, s in sorted(best.items())) or "-"
+        print(f"| {stage} | {len(rows)} | {len(ok)} | {100 * len(ok) / len(rows):.0f}% | {mean:.3f} | {bests} |")
+    print()
+    for stage in ["sft", "selfsup", "crl"]:
+        log = lines(os.path.join(scratch, stage, "train_log.jsonl"))
+        if not log:
+            continue
+        if stage == "sft":
+            print(f"sft: {len(log)} steps, loss {log[0]['loss']:.3f} -> {log[-1]['loss']:.3f}")
+            continue
+        parts = []
+        for r in log:
+            extra = f" kl {r['kl']:.4f}" if "kl" in r else ""
+            parts.append(f"r{r['round']}: {100 * r['correct_rate']:.0f}% reward {r['raw_reward_mean']:.3f}{extra}")
+        print(f"{stage}: " + "; ".join(parts))
+    print()
+    steps = {}
+    for name, path in [("C++ (libtorch)", cpp), ("PyTorch (Python)", torch_json)]:
+        got = lines(path)
+        if got:
+            steps[name] = got[-1]
+    if steps:
+        print("| training step | ms median | ms mean | tokens/s | attention |")
+        print("|---|---:|---:|---:|---|")
+        for name, j in steps.items():
+            print(f"| {name} | {j.get('ms_median', 0):.2f} | {j.get('ms_mean', 0):.2f} | {j.get('tokens_per_s', 0):.0f} | {j.get('attention', '-')} |")
+        if len(steps) == 2:
+            a, b = list(steps.values())
+            if a.get("ms_median"):
+                print(f"\nPython / C++ step time: {b.get('ms_median', 0) / a['ms_median']:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
