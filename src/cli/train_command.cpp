@@ -13,7 +13,9 @@
 #include "cli/model_policy_options.h"
 #include "cli/queue_setup.h"
 #include "core/error.h"
+#include "core/hash.h"
 #include "report/table.h"
+#include "report/train_report.h"
 #include "trainer/rl_stage.h"
 #include "trainer/sft.h"
 
@@ -67,6 +69,13 @@ void apply_stage_args(const StageArgs& a, Options& o) {
   if (!a.targets.empty()) o.lora.target_modules = split_commas(a.targets);
 }
 
+// OUT/report.html: the stage's own curves (`cudal1 train report` puts stages side by side).
+std::filesystem::path write_stage_report(const std::filesystem::path& out_dir) {
+  std::filesystem::path page = out_dir / "report.html";
+  write_file(page, train_report_html({load_train_log(out_dir)}), "check that the output folder is writable");
+  return page;
+}
+
 struct SftArgs {
   StageArgs stage;
   trainer::SftRunOptions o;
@@ -82,7 +91,8 @@ void run_train_sft(SftArgs& a) {
                  static_cast<long long>(total), loss, secs / double(step));
   });
   std::fprintf(stderr, "\n");
-  nlohmann::json j = {{"examples", s.examples}, {"too_long", s.too_long}, {"steps", s.steps},
+  const std::filesystem::path page = write_stage_report(a.o.out_dir);
+  nlohmann::json j = {{"report", page.string()}, {"examples", s.examples}, {"too_long", s.too_long}, {"steps", s.steps},
                       {"resumed_at", s.resumed_at}, {"first_loss", s.first_loss}, {"last_loss", s.last_loss},
                       {"output", s.output.string()}, {"dataset", (a.o.out_dir / "sft.jsonl").string()},
                       {"log", (a.o.out_dir / "train_log.jsonl").string()}};
@@ -97,6 +107,7 @@ void run_train_sft(SftArgs& a) {
              format_fixed(s.last_loss, 4), s.output.string()});
   t.print(std::cout);
   std::cout << "\ndataset " << j["dataset"].get<std::string>() << ", per-step log " << j["log"].get<std::string>()
+            << ", curves " << page.string()
             << (a.o.full ? "" : "; the adapter loads in PEFT (PeftModel.from_pretrained) and vLLM (--lora-modules)") << "\n";
 }
 
@@ -152,12 +163,13 @@ void run_train_rl(RlArgs& a) {
         std::fprintf(stderr, "\rround %d · %s %zu/%zu evaluations (%zu accepted)%s        ", p.round, p.stage.c_str(),
                      p.jobs_done, p.jobs, p.jobs_accepted, p.task.empty() ? "" : (" · " + p.task).c_str());
       });
+  const std::filesystem::path page = write_stage_report(a.o.out_dir);
   nlohmann::json rounds = nlohmann::json::array();
   for (auto& r : s.trained)
     rounds.push_back({{"round", r.round}, {"samples", r.samples}, {"correct_rate", r.correct_rate()},
                       {"raw_reward_mean", r.raw_reward_mean}, {"loss", r.loss}, {"kl", r.kl}, {"updated", r.updated}});
   nlohmann::json j = {{"stage", name}, {"rounds", s.rounds}, {"resumed_at", s.resumed_at}, {"trained", rounds},
-                      {"output", s.output.string()}, {"loop_run", s.loop_run},
+                      {"output", s.output.string()}, {"loop_run", s.loop_run}, {"report", page.string()},
                       {"log", (a.o.out_dir / "train_log.jsonl").string()}};
   if (a.stage.json_out) {
     std::cout << j.dump() << std::endl;
@@ -170,7 +182,7 @@ void run_train_rl(RlArgs& a) {
                format_fixed(r.raw_reward_std, 3), format_fixed(r.loss, 4), format_fixed(r.kl, 4), percent(r.clip_fraction),
                r.updated ? "yes" : "no"});
   t.print(std::cout);
-  std::cout << "\noutput " << s.output.string() << "; per-round log " << j["log"].get<std::string>()
+  std::cout << "\noutput " << s.output.string() << "; per-round log " << j["log"].get<std::string>() << ", curves " << page.string()
             << "; every answer in the store under run '" << s.loop_run << "' and in "
             << (a.o.out_dir / "loop" / "samples.jsonl").string() << "\n";
 }
@@ -203,6 +215,25 @@ void register_rl(CLI::App* train, trainer::RlObjective objective) {
   cmd->callback([a] { run_train_rl(*a); });
 }
 
+struct ReportArgs {
+  std::vector<std::string> stages;
+  std::string out = "train_report.html";
+};
+
+void register_report(CLI::App* train) {
+  auto a = std::make_shared<ReportArgs>();
+  CLI::App* cmd = train->add_subcommand("report", "One HTML page of stages' logs: a table per stage and curves "
+                                                  "(loss, reward mean and std, correct rate, KL, clip fraction), stage over stage");
+  cmd->add_option("stages", a->stages, "the stages' OUT folders, in the order they ran (sft, selfsup, crl)")->required();
+  cmd->add_option("-o,--out", a->out, "the page to write")->capture_default_str();
+  cmd->callback([a] {
+    std::vector<TrainLog> logs;
+    for (auto& dir : a->stages) logs.push_back(load_train_log(dir));
+    write_file(a->out, train_report_html(logs), "check that the report's folder exists and is writable");
+    std::cout << "report " << a->out << " (" << logs.size() << " stage" << (logs.size() == 1 ? "" : "s") << ")\n";
+  });
+}
+
 }  // namespace
 
 void register_train(CLI::App& app) {
@@ -211,6 +242,7 @@ void register_train(CLI::App& app) {
   register_sft(train);
   register_rl(train, trainer::RlObjective::selfsup);
   register_rl(train, trainer::RlObjective::crl);
+  register_report(train);
 }
 
 }  // namespace cudal1::cli

@@ -18,6 +18,9 @@ td.sev-block{color:#b2182b;font-weight:600}td.sev-warn{color:#a6761d}
 .figs{display:flex;flex-wrap:wrap;gap:12px}.figs figure{margin:0;flex:1 1 460px;max-width:560px}figure{margin:8px 0}
 svg.plot{width:100%;height:auto;font-size:11px;fill:#333}.grid{stroke:#e6e6e6}.unit{stroke:#444;stroke-dasharray:4 3}.axis{stroke:#333}
 .mark{stroke:#000;stroke-width:2;fill:none}.bin{fill:#4a78b0}
+.ptitle{font-size:12px;font-weight:600}path.line{fill:none;stroke-width:1.6;stroke-linejoin:round}path.band{stroke:none;fill-opacity:.2}circle.pt{stroke:none}
+.series0{stroke:#4e79a7;fill:#4e79a7}.series1{stroke:#f28e2b;fill:#f28e2b}.series2{stroke:#59a14f;fill:#59a14f}
+.series3{stroke:#e15759;fill:#e15759}.series4{stroke:#b07aa1;fill:#b07aa1}.series5{stroke:#9c755f;fill:#9c755f}
 .legend{display:flex;flex-wrap:wrap;gap:4px 14px;font-size:13px;margin:4px 0}.dot{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:5px;vertical-align:-1px}
 .dot.mark-key{background:#000;height:3px;vertical-align:3px}
 .st-acc{fill:#1b9e77;background:#1b9e77}.st-ok{fill:#80cdc1;background:#80cdc1}.st-inc{fill:#d95f02;background:#d95f02}

@@ -32,9 +32,9 @@ std::string line(const char* cls, double x1, double y1, double x2, double y2) {
          "\" x2=\"" + num(x2) + "\" y2=\"" + num(y2) + "\"/>";
 }
 
-std::string text(double x, double y, const char* anchor, const std::string& s) {
-  return "<text x=\"" + num(x) + "\" y=\"" + num(y) + "\" text-anchor=\"" + anchor + "\">" +
-         escape_html(s) + "</text>";
+std::string text(double x, double y, const char* anchor, const std::string& s, const char* cls = nullptr) {
+  return std::string("<text") + (cls ? " class=\"" + std::string(cls) + "\"" : "") + " x=\"" + num(x) +
+         "\" y=\"" + num(y) + "\" text-anchor=\"" + anchor + "\">" + escape_html(s) + "</text>";
 }
 
 std::string rect(const std::string& cls, double x, double y, double w, double h,
@@ -62,7 +62,176 @@ Range bar_range(const std::vector<SvgBar>& bars, SvgScale scale) {
   return {lo, hi};
 }
 
+// A linear axis from lo to hi in steps of `step`, lo and hi multiples of it.
+struct Ticks {
+  double lo, hi, step;
+};
+
+// About `target` intervals of 1, 2, 2.5 or 5 times a power of ten that cover [lo, hi]; a range
+// of one value is widened around it, so a one-point series sits inside the plot, not on its edge.
+Ticks nice_ticks(double lo, double hi, int target, bool integral) {
+  if (!(lo <= hi)) lo = 0, hi = 1;
+  if (hi - lo <= 1e-12 * std::max(1.0, std::abs(hi))) {
+    double pad = integral ? 1 : lo != 0 ? std::abs(lo) * 0.1 : 1;
+    lo -= pad, hi += pad;
+  }
+  double raw = (hi - lo) / target, mag = std::pow(10, std::floor(std::log10(raw))), step = 10 * mag;
+  for (double m : {1.0, 2.0, 2.5, 5.0})
+    if (m * mag >= raw * (1 - 1e-9)) {
+      step = m * mag;
+      break;
+    }
+  if (integral) step = std::max(step, 1.0);  // no "2.5" between optimiser steps
+  return {std::floor(lo / step + 1e-9) * step, std::ceil(hi / step - 1e-9) * step, step};
+}
+
+// With as many decimals as the step needs, so neighbouring ticks never read the same.
+std::string tick_label(double v, double step, bool percent) {
+  if (percent) v *= 100, step *= 100;
+  if (std::abs(v) < step * 1e-6) v = 0;
+  char buf[48];
+  if (std::abs(v) >= 1e6 || step < 1e-3) {  // a learning rate's 0.000025 reads better as 2.5e-05
+    std::snprintf(buf, sizeof buf, "%.3g", v);
+  } else {
+    int d = 0;
+    for (double p = step; d < 9 && std::abs(p - std::round(p)) > 1e-6 * std::max(1.0, p); p *= 10) ++d;
+    std::snprintf(buf, sizeof buf, "%.*f", d, v);
+  }
+  return std::string(buf) + (percent ? "%" : "");
+}
+
+std::string value_label(double v, bool percent) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, percent ? "%.2f%%" : "%.4g", percent ? v * 100 : v);
+  return buf;
+}
+
+// Calls `run(a, b)` for each maximal run of points a..b (inclusive) that `keep` accepts: the
+// pieces a line or a band is drawn in, between the gaps.
+template <class Keep, class Run>
+void for_each_run(const std::vector<SvgPoint>& pts, Keep keep, Run run) {
+  for (std::size_t a = 0; a < pts.size(); ++a) {
+    if (!keep(pts[a])) continue;
+    std::size_t b = a;
+    while (b + 1 < pts.size() && keep(pts[b + 1])) ++b;
+    run(a, b);
+    a = b;
+  }
+}
+
 }  // namespace
+
+std::string svg_series_class(std::size_t i) { return "series" + std::to_string(i % 6); }
+
+std::string svg_lines(const std::vector<SvgSeries>& series, const SvgAxis& axis, const std::string& title) {
+  auto finite = [](double v) { return std::isfinite(v); };
+  // Each series' points with an x, in order of x; those without a y stay, as the gaps.
+  std::vector<std::vector<SvgPoint>> sorted;
+  double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
+  bool integral = true, any = false;
+  for (double v : axis.y_include)
+    if (finite(v)) ylo = std::min(ylo, v), yhi = std::max(yhi, v);
+  for (auto& s : series) {
+    auto& pts = sorted.emplace_back();
+    for (auto& p : s.points) {
+      if (!finite(p.x)) continue;
+      pts.push_back(p);
+      xlo = std::min(xlo, p.x), xhi = std::max(xhi, p.x), integral = integral && p.x == std::round(p.x);
+      if (!finite(p.y)) continue;
+      any = true;
+      double sp = finite(p.spread) ? std::abs(p.spread) : 0;
+      ylo = std::min(ylo, p.y - sp), yhi = std::max(yhi, p.y + sp);
+    }
+    std::stable_sort(pts.begin(), pts.end(), [](const SvgPoint& a, const SvgPoint& b) { return a.x < b.x; });
+  }
+
+  // The legend flows in rows under the title; its width is estimated, as the page's font is not known.
+  const double W = 560, R = 10, L = 58, B = 36, kChar = 6.2, kSwatch = 22, kGap = 14;
+  std::vector<std::pair<double, double>> key_at;  // per series: where its legend entry starts
+  std::vector<std::string> keys;
+  double kx = L, ky = 32;
+  if (series.size() > 1)
+    for (auto& s : series) {
+      keys.push_back(truncate_utf8(s.label, 48));
+      double w = kSwatch + keys.back().size() * kChar;
+      if (kx > L && kx + w > W - R) kx = L, ky += 15;
+      key_at.push_back({kx, ky});
+      kx += w + kGap;
+    }
+  const double T = (series.size() > 1 ? ky : 14) + 12, H = T + 170 + B;
+  const double pw = W - L - R, ph = H - T - B;
+  const Ticks xt = nice_ticks(xlo, xhi, 6, integral), yt = nice_ticks(ylo, yhi, 4, false);
+  auto px = [&](double x) { return L + (x - xt.lo) / (xt.hi - xt.lo) * pw; };
+  auto py = [&](double y) { return T + (yt.hi - y) / (yt.hi - yt.lo) * ph; };
+
+  std::string out = open_svg(W, H, title) + text(L, 14, "start", title, "ptitle");
+  for (std::size_t i = 0; i < key_at.size(); ++i) {
+    auto [x, y] = key_at[i];
+    out += "<path class=\"line " + series[i].css_class + "\" d=\"M" + num(x) + " " + num(y - 4) + "h16\"/>";
+    out += text(x + kSwatch - 2, y, "start", keys[i]);
+  }
+  for (int k = 0; yt.lo + k * yt.step <= yt.hi + yt.step * 1e-6; ++k) {
+    double v = yt.lo + k * yt.step, y = py(v);
+    const bool zero_inside = std::abs(v) < yt.step * 1e-6 && k > 0 && v < yt.hi - yt.step * 0.5;
+    out += line(zero_inside ? "unit" : "grid", L, y, W - R, y);
+    out += text(L - 4, y + 4, "end", tick_label(v, yt.step, axis.y_percent));
+  }
+  for (int k = 0; xt.lo + k * xt.step <= xt.hi + xt.step * 1e-6; ++k) {
+    double v = xt.lo + k * xt.step, x = px(v);
+    out += line("grid", x, T, x, T + ph);
+    out += text(x, T + ph + 15, "middle", tick_label(v, xt.step, false));
+  }
+  if (!axis.x_label.empty()) out += text(L + pw / 2, H - 4, "middle", axis.x_label);
+  if (!axis.y_label.empty()) {
+    double cy = T + ph / 2;
+    out += "<g transform=\"rotate(-90 12 " + num(cy) + ")\">" + text(12, cy, "middle", axis.y_label) + "</g>";
+  }
+  if (!any) out += text(L + pw / 2, T + ph / 2, "middle", "no values", "empty");
+
+  // Bands first, so every line is drawn over every band.
+  for (std::size_t i = 0; i < sorted.size(); ++i) {
+    const auto& pts = sorted[i];
+    std::string d;
+    for_each_run(pts, [](const SvgPoint& p) { return std::isfinite(p.y) && std::isfinite(p.spread); },
+                 [&](std::size_t a, std::size_t b) {
+                   // A lone point's band has no length along x: drawn as wide as its dot, so it is seen.
+                   const double half = a == b ? 3 : 0;
+                   auto edge = [&](std::size_t k, double sign, double dx) {
+                     return num(px(pts[k].x) + dx) + " " + num(py(pts[k].y + sign * std::abs(pts[k].spread)));
+                   };
+                   d += "M" + edge(a, 1, -half);
+                   for (std::size_t k = a; k <= b; ++k) d += "L" + edge(k, 1, k == b ? half : 0);
+                   for (std::size_t k = b + 1; k-- > a;) d += "L" + edge(k, -1, k == b ? half : 0);
+                   if (half > 0) d += "L" + edge(a, -1, -half);
+                   d += "Z";
+                 });
+    if (!d.empty()) out += "<path class=\"band " + series[i].css_class + "\" d=\"" + d + "\"/>";
+  }
+  for (std::size_t i = 0; i < sorted.size(); ++i) {
+    const auto& pts = sorted[i];
+    const std::string& cls = series[i].css_class;
+    const bool detail = pts.size() <= kSvgDetailPoints;
+    const std::string x_name = axis.x_label.empty() ? "x" : axis.x_label;
+    std::string d, dots;
+    auto dot = [&](const SvgPoint& p, const char* r) {
+      std::string tip = series[i].label + ", " + x_name + " " + value_label(p.x, false) + ": " + value_label(p.y, axis.y_percent);
+      if (std::isfinite(p.spread)) tip += " \xC2\xB1 " + value_label(std::abs(p.spread), axis.y_percent);
+      dots += "<circle class=\"pt " + cls + "\" cx=\"" + num(px(p.x)) + "\" cy=\"" + num(py(p.y)) + "\" r=\"" + r +
+              "\"><title>" + escape_html(truncate_utf8(tip, 200)) + "</title></circle>";
+    };
+    for_each_run(pts, [](const SvgPoint& p) { return std::isfinite(p.y); }, [&](std::size_t a, std::size_t b) {
+      for (std::size_t k = a; k <= b; ++k) d += (k == a ? "M" : "L") + num(px(pts[k].x)) + " " + num(py(pts[k].y));
+      if (a == b) dot(pts[a], "3");
+      else if (detail)
+        for (std::size_t k = a; k <= b; ++k) dot(pts[k], "2");
+    });
+    if (!d.empty()) out += "<path class=\"line " + cls + "\" d=\"" + d + "\"/>";
+    out += dots;
+  }
+  out += line("axis", L, T + ph, W - R, T + ph);
+  out += line("axis", L, T, L, T + ph);
+  return out + "</svg>";
+}
 
 std::string svg_pow2_label(int k) {
   if (k >= 0) return std::to_string(1LL << std::min(k, 60)) + "x";
