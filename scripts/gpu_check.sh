@@ -118,9 +118,12 @@ fi
 if has optimize; then
   # OPT_DEADLINE (seconds) stops it early; run again with the same scratch (or OPT_RESTORE, a
   # tarball of an earlier call's run folder and store) to go on where it stopped.
+  # The store lives in $out, which every call starts empty: put back the one the last call left
+  # in the scratch (a warm machine), else the tarball's (a fresh one).
   if [ -n "${OPT_RESTORE:-}" ] && [ ! -d "$scratch/opt_builtin" ]; then
-    tar -xzf "$OPT_RESTORE" -C "$scratch" && cp "$scratch/opt_results.db" "$CUDAL1_DB"
+    tar -xzf "$OPT_RESTORE" -C "$scratch"
   fi
+  [ -f "$scratch/opt_results.db" ] && cp "$scratch/opt_results.db" "$CUDAL1_DB"
   # OPT_CHUNK=N: the suite's tasks N at a time, in level order, each chunk a whole invocation
   # (a round's answers land in the store when the round ends): a deadline then loses at most one
   # chunk's round. The last invocation over all tasks only gathers the summary.
