@@ -11,9 +11,9 @@
 
 namespace cudal1 {
 
-// "get_inputs", "N (task: 4096, candidate: 64)": the task's module-level functions get_inputs /
-// get_init_inputs the candidate defines too, and the task's top-level constants it assigns a
-// different value.
+// "get_inputs", "N (task: 4096, candidate: 64)": the module-level functions get_inputs /
+// get_init_inputs the candidate defines otherwise than the task (a copy of the task's own is not
+// reported), and the task's top-level constants it assigns a different value.
 std::vector<std::string> shadowed_task_names(const std::string& task_source, const std::string& candidate_source);
 
 }  // namespace cudal1
