@@ -28,33 +28,35 @@ log=$out/trainer_stages.log
 step() { echo "== $* (at ${SECONDS}s)" >>"$log"; timeout "$(left)" "$@" >>"$log" 2>&1; local rc=$?; echo "exit $rc" >>"$log"; return $rc; }
 
 # The figure of a stage: one round of every task answered by MODEL, same seed and plain prompts.
-measure() {  # NAME MODEL_DIR
-  step "$bin" optimize --policy model --model "$2" --model-device "$dev" $tasks --rounds 1 --group "$group" --exemplars 0 \
+measure() {  # NAME MODEL_DIR; a measurement that finished (its summary.json) is not repeated
+  [ -f "$scratch/eval_$1/summary.json" ] && return 0
+  step "$bin" optimize --policy model --model "$2" --model-device "$dev" --model-dtype float32 $tasks --rounds 1 --group "$group" --exemplars 0 \
     --temperature "$temp" --max-new-tokens "$new" --lanes "$lanes" --device "$dev" --seed 11 --run "$scratch/eval_$1" --name "eval:$1"
 }
 
 [ -f "$m/init/config.json" ] || step "$bin" train init --out "$m/init" --tokenizer tests/fixtures/tokenizer/qwen \
-  --arch qwen2 --hidden "${TR_HIDDEN:-384}" --layers "${TR_LAYERS:-6}" --heads 6 --kv-heads 2 --max-positions 8192 --seed 1
-step "$bin" optimize --policy builtin $tasks --rounds 1 --group 3 --lanes "$lanes" --device "$dev" --run "$scratch/data" --name data
-[ -d "$scratch/eval_init" ] || measure init "$m/init"
-[ -d "$scratch/sft/model" ] || step "$bin" train sft --model "$m/init" --out "$scratch/sft" --full --run data -d "$dev" \
-  --epochs "${TR_SFT_EPOCHS:-40}" --batch 3 --lr "${TR_SFT_LR:-1e-3}" --warmup 10 --max-tokens 8192
-[ -d "$scratch/eval_sft" ] || measure sft "$scratch/sft/model"
-[ -d "$scratch/selfsup/model" ] || step "$bin" train selfsup --model "$scratch/sft/model" --out "$scratch/selfsup" --full $tasks \
-  -d "$dev" --rounds "${TR_ROUNDS:-3}" --group "$group" --temperature "$temp" --max-new-tokens "$new" --lr "${TR_RL_LR:-2e-4}" \
-  --micro-batch 4 --lanes "$lanes" --seed 21
-[ -d "$scratch/eval_selfsup" ] || measure selfsup "$scratch/selfsup/model"
-[ -d "$scratch/crl/model" ] || step "$bin" train crl --model "$scratch/selfsup/model" --out "$scratch/crl" --full $tasks \
-  -d "$dev" --rounds "${TR_ROUNDS:-3}" --group "$group" --temperature "$temp" --max-new-tokens "$new" --lr "${TR_RL_LR:-2e-4}" \
-  --micro-batch 4 --lanes "$lanes" --seed 31
-[ -d "$scratch/eval_crl" ] || measure crl "$scratch/crl/model"
-
+  --arch qwen2 --hidden "${TR_HIDDEN:-384}" --layers "${TR_LAYERS:-6}" --heads "${TR_HEADS:-6}" --kv-heads 2 --max-positions 8192 --seed 1
 # The training step, C++ against PyTorch in Python, on the same model, batch and dtype.
 bench_args="--batch ${TR_BENCH_BATCH:-8} --seq ${TR_BENCH_SEQ:-2048} --steps 20 --warmup 5"
 step "$bin" train bench-step --model "$m/init" --full $bench_args -d "$dev" --dtype "${TR_BENCH_DTYPE:-bfloat16}" --json
 grep -h '^{' "$log" | tail -1 >"$out/step_cpp.json"
-step python3 bench/train_step_torch.py --model "$m/init" --full $bench_args --device "$dev" --dtype "${TR_BENCH_DTYPE:-bfloat16}"
+step python3 bench/train_step_torch.py --model "$m/init" --full $bench_args --device "$dev" --dtype "${TR_BENCH_DTYPE:-bfloat16}" --json
 grep -h '^{' "$log" | tail -1 >"$out/step_torch.json"
 
-"$bin" train report "$scratch/sft" "$scratch/selfsup" "$scratch/crl" --out "$out/train_report.html" >>"$log" 2>&1
+step "$bin" optimize --policy builtin $tasks --rounds 1 --group 3 --lanes "$lanes" --device "$dev" --run "$scratch/data" --name data
+measure init "$m/init"
+[ -d "$scratch/sft/model" ] || step "$bin" train sft --model "$m/init" --out "$scratch/sft" --full --run data -d "$dev" --dtype float32 \
+  --epochs "${TR_SFT_EPOCHS:-40}" --batch 3 --lr "${TR_SFT_LR:-1e-3}" --warmup 10 --max-tokens 8192
+measure sft "$scratch/sft/model"
+[ -d "$scratch/selfsup/model" ] || step "$bin" train selfsup --model "$scratch/sft/model" --out "$scratch/selfsup" --full $tasks \
+  -d "$dev" --dtype float32 --rounds "${TR_ROUNDS:-3}" --group "$group" --temperature "$temp" --max-new-tokens "$new" --lr "${TR_RL_LR:-2e-4}" \
+  --micro-batch 4 --lanes "$lanes" --seed 21
+measure selfsup "$scratch/selfsup/model"
+[ -d "$scratch/crl/model" ] || step "$bin" train crl --model "$scratch/selfsup/model" --out "$scratch/crl" --full $tasks \
+  -d "$dev" --dtype float32 --rounds "${TR_ROUNDS:-3}" --group "$group" --temperature "$temp" --max-new-tokens "$new" --lr "${TR_RL_LR:-2e-4}" \
+  --micro-batch 4 --lanes "$lanes" --seed 31
+measure crl "$scratch/crl/model"
+
+done_stages=$(for d in sft selfsup crl; do [ -f "$scratch/$d/train_log.jsonl" ] && echo "$scratch/$d"; done)
+[ -n "$done_stages" ] && "$bin" train report $done_stages --out "$out/train_report.html" >>"$log" 2>&1
 python3 bench/trainer_summary.py "$scratch" "$out/step_cpp.json" "$out/step_torch.json"

@@ -53,14 +53,16 @@ def main():
         if got:
             steps[name] = got[-1]
     if steps:
-        print("| training step | ms median | ms mean | tokens/s | attention |")
-        print("|---|---:|---:|---:|---|")
+        print("| training step | torch | attention | ms median | ms mean | tokens/s | first loss | last loss |")
+        print("|---|---|---|---:|---:|---:|---:|---:|")
         for name, j in steps.items():
-            print(f"| {name} | {j.get('ms_median', 0):.2f} | {j.get('ms_mean', 0):.2f} | {j.get('tokens_per_s', 0):.0f} | {j.get('attention', '-')} |")
+            print(f"| {name} | {j.get('torch_version', '-')} | {j.get('attention', '-')} | {j.get('median_ms', 0):.2f} | "
+                  f"{j.get('mean_ms', 0):.2f} | {j.get('tokens_per_s', 0):.0f} | {j.get('first_loss', 0):.5f} | {j.get('last_loss', 0):.5f} |")
         if len(steps) == 2:
             a, b = list(steps.values())
-            if a.get("ms_median"):
-                print(f"\nPython / C++ step time: {b.get('ms_median', 0) / a['ms_median']:.2f}x")
+            if a.get("median_ms"):
+                print(f"\nPython / C++ median step time: {b.get('median_ms', 0) / a['median_ms']:.2f}x "
+                      f"({a.get('batch')}x{a.get('seq')} tokens, {a.get('dtype')}, {a.get('mode')})")
 
 
 if __name__ == "__main__":

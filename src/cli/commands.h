@@ -40,7 +40,11 @@ void register_bench(CLI::App& app);
 // `cudal1 optimize`: the contrastive-RL loop with a policy, every candidate verified.
 void register_optimize(CLI::App& app);
 
-// `cudal1 train sft`: the trainer's stages (train_command.cpp, in builds with the trainer).
+// `cudal1 train sft|selfsup|crl|report`: the trainer's stages (train_command.cpp, in builds with
+// the trainer), with `train init` (train_init_command.cpp) and `train bench-step`
+// (train_bench_command.cpp) under the same `train`.
 void register_train(CLI::App& app);
+void register_train_init(CLI::App& train);
+void register_train_bench(CLI::App& train);
 
 }  // namespace cudal1::cli

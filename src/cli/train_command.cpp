@@ -16,6 +16,7 @@
 #include "core/hash.h"
 #include "report/table.h"
 #include "report/train_report.h"
+#include "trainer/distributed.h"
 #include "trainer/rl_stage.h"
 #include "trainer/sft.h"
 
@@ -83,16 +84,23 @@ struct SftArgs {
 
 void run_train_sft(SftArgs& a) {
   apply_stage_args(a.stage, a.o);
+  // Launched N times with torchrun's variables (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), the
+  // ranks train data-parallel; without them, alone.
+  const trainer::DistributedConfig dist = trainer::distributed_from_env();
+  trainer::DataParallel dp(dist, trainer::rank_device(a.o.device, dist));
+  a.o.data_parallel = &dp;
   std::unique_ptr<Store> store = open_store(a.stage.db, false);
   auto start = std::chrono::steady_clock::now();
   trainer::SftRunSummary s = trainer::run_sft(*store, a.o, [&](int64_t step, int64_t total, double loss) {
+    if (!dp.is_main()) return;
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::fprintf(stderr, "\rstep %lld/%lld · loss %.4f · %.1f s/step   ", static_cast<long long>(step),
                  static_cast<long long>(total), loss, secs / double(step));
   });
+  if (!dp.is_main()) return;  // rank 0 wrote OUT and speaks for the run
   std::fprintf(stderr, "\n");
   const std::filesystem::path page = write_stage_report(a.o.out_dir);
-  nlohmann::json j = {{"report", page.string()}, {"examples", s.examples}, {"too_long", s.too_long}, {"steps", s.steps},
+  nlohmann::json j = {{"report", page.string()}, {"world_size", dp.world_size()}, {"examples", s.examples}, {"too_long", s.too_long}, {"steps", s.steps},
                       {"resumed_at", s.resumed_at}, {"first_loss", s.first_loss}, {"last_loss", s.last_loss},
                       {"output", s.output.string()}, {"dataset", (a.o.out_dir / "sft.jsonl").string()},
                       {"log", (a.o.out_dir / "train_log.jsonl").string()}};
@@ -137,6 +145,10 @@ struct RlArgs {
 std::string percent(double share) { return format_fixed(100.0 * share, 0) + "%"; }
 
 void run_train_rl(RlArgs& a) {
+  if (trainer::distributed_from_env().world_size > 1)
+    throw Error(ErrorKind::usage, std::string("train ") + trainer::rl_objective_name(a.o.objective) +
+                                      " runs in one process (its lanes already spread evaluations over the GPUs)",
+                "launch it once, without WORLD_SIZE; data-parallel training is for train sft");
   apply_stage_args(a.stage, a.o);
   if (!a.adapter.empty()) a.o.adapter_dir = a.adapter;
   a.o.tasks = resolve_loop_tasks(a.loop);
@@ -243,6 +255,8 @@ void register_train(CLI::App& app) {
   register_rl(train, trainer::RlObjective::selfsup);
   register_rl(train, trainer::RlObjective::crl);
   register_report(train);
+  register_train_init(*train);
+  register_train_bench(*train);
 }
 
 }  // namespace cudal1::cli

@@ -6,6 +6,7 @@
 #include "trainer/safetensors.h"
 
 #include <torch/utils.h>
+#include <torch/version.h>
 
 #include <nlohmann/json.hpp>
 
@@ -95,6 +96,25 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const Rotary& rope,
     k = ck.narrow(2, 0, cache->length + T);  // [B, kv, Tk, D]
     v = cv.narrow(2, 0, cache->length + T);
   }
+#if CUDAL1_TORCH_SDPA
+  // The fused kernels (flash, memory-efficient) instead of materialising [T, Tk] scores. Flash,
+  // the one for a plain causal mask, pairs kv heads with query groups itself (enable_gqa); the
+  // memory-efficient kernel, the one for an explicit mask, does not, and would fall back to the
+  // unfused math path, so there K/V are repeated per query head first (Hugging Face's repeat_kv
+  // pairing: query head h reads kv head h / groups).
+  torch::Tensor out;
+  if (!allowed.defined()) {
+#if CUDAL1_TORCH_SDPA_GQA
+    out = at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true, std::nullopt, /*enable_gqa=*/true);
+#else
+    out = at::scaled_dot_product_attention(q, k.repeat_interleave(groups, 1), v.repeat_interleave(groups, 1), {}, 0.0,
+                                           /*is_causal=*/true);
+#endif
+  } else {
+    out = at::scaled_dot_product_attention(q, k.repeat_interleave(groups, 1), v.repeat_interleave(groups, 1), allowed);
+  }
+  out = out.transpose(1, 2).reshape({B, T, heads * head_dim});  // [B, heads, T, D] -> [B, T, H]
+#else
   const int64_t Tk = k.size(2);
   // Grouped-query attention without repeating K/V: each kv head's `groups` query heads are
   // stacked along the query axis, [B, kv, groups * T, D] (Hugging Face's repeat_kv gives query
@@ -108,6 +128,7 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const Rotary& rope,
                  .view({B, heads, T, head_dim})    // back to query heads
                  .transpose(1, 2)
                  .reshape({B, T, heads * head_dim});
+#endif
   return o_proj->forward(out);
 }
 
@@ -179,6 +200,8 @@ CausalLM::CausalLM(ModelConfig config, const torch::TensorOptions& options)
   train(false);  // inference mode until a trainer says otherwise (LoRA dropout only acts in training)
 }
 
+const char* attention_kind() { return CUDAL1_TORCH_SDPA ? "sdpa" : "matmul"; }
+
 torch::Tensor positions_from_mask(const torch::Tensor& mask) {
   auto m = mask.to(torch::kInt64);
   return (m.cumsum(-1) - 1).masked_fill(m == 0, 1);
@@ -213,12 +236,16 @@ torch::Tensor CausalLM::forward(const torch::Tensor& input_ids, const torch::Ten
   // allowed[b, 0, i, j]: query i (absolute position past + i) may see key j if j <= past + i and
   // key j is a real token. A padding query would see nothing (its softmax would be NaN and the
   // NaN would reach real rows' gradients through 0 * NaN), so it sees itself; its output is never
-  // a prediction anyway.
-  auto opts = torch::TensorOptions().dtype(torch::kInt64).device(device);
-  auto qi = torch::arange(past, Tk, opts).unsqueeze(1);  // [T, 1]
-  auto kj = torch::arange(0, Tk, opts).unsqueeze(0);     // [1, Tk]
-  auto allowed = (kj.le(qi).unsqueeze(0) & key_valid.unsqueeze(1)) | kj.eq(qi).unsqueeze(0);  // [B, T, Tk]
-  allowed = allowed.unsqueeze(1);                                                                // [B, 1, T, Tk]
+  // a prediction anyway. Without padding or history, the fused attention needs no mask: it is
+  // told "causal", which lets it pick its fastest kernel.
+  torch::Tensor allowed;
+  if (!(CUDAL1_TORCH_SDPA && !attention_mask.defined() && past == 0)) {
+    auto opts = torch::TensorOptions().dtype(torch::kInt64).device(device);
+    auto qi = torch::arange(past, Tk, opts).unsqueeze(1);  // [T, 1]
+    auto kj = torch::arange(0, Tk, opts).unsqueeze(0);     // [1, Tk]
+    allowed = (kj.le(qi).unsqueeze(0) & key_valid.unsqueeze(1)) | kj.eq(qi).unsqueeze(0);  // [B, T, Tk]
+    allowed = allowed.unsqueeze(1);                                                           // [B, 1, T, Tk]
+  }
 
   // RoPE tables: angles in float32 (as Hugging Face, whatever the model dtype), then cast.
   auto freqs = pos.to(torch::kFloat32).unsqueeze(-1) * inv_freq_;  // [B, T, D/2]

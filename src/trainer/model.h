@@ -17,11 +17,26 @@
 
 #include <torch/nn/module.h>
 #include <torch/types.h>
+#include <torch/version.h>
 
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
+
+// Attention through at::scaled_dot_product_attention (fused kernels, no [T, Tk] score matrix in
+// memory) from libtorch 2.0, where it became public; its enable_gqa from 2.5. Libtorch 1.13
+// (Debian's) computes it by hand: matmul, mask, softmax in float32, matmul.
+#if TORCH_VERSION_MAJOR >= 2
+#define CUDAL1_TORCH_SDPA 1
+#else
+#define CUDAL1_TORCH_SDPA 0
+#endif
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 5)
+#define CUDAL1_TORCH_SDPA_GQA 1
+#else
+#define CUDAL1_TORCH_SDPA_GQA 0
+#endif
 
 namespace cudal1::trainer {
 
@@ -72,7 +87,9 @@ struct Rotary {
 class AttentionImpl : public torch::nn::Module {
  public:
   AttentionImpl(const ModelConfig& config, const torch::TensorOptions& options);
-  // x [B, T, H]; allowed [B, 1, T, T_past + T] bool, true where a query may attend to a key.
+  // x [B, T, H]; allowed [B, 1, T, T_past + T] bool, true where a query may attend to a key;
+  // undefined (only with the fused attention, CUDAL1_TORCH_SDPA): plain causal attention over
+  // T == T_past + T real positions.
   // With a cache, this layer's new keys and values are written at positions [cache->length, +T).
   torch::Tensor forward(const torch::Tensor& x, const Rotary& rope, const torch::Tensor& allowed, KvCache* cache,
                         int64_t layer_index);
@@ -166,6 +183,9 @@ torch::Tensor next_token_logprobs(const torch::Tensor& logits, const torch::Tens
 // Positions counted from each row's first real token: cumsum(mask) - 1, 1 at padding (as
 // Hugging Face's generate does); mask [B, T] -> [B, T] int64.
 torch::Tensor positions_from_mask(const torch::Tensor& attention_mask);
+
+// "sdpa" or "matmul": how this build computes attention (CUDAL1_TORCH_SDPA).
+const char* attention_kind();
 
 torch::Dtype dtype_from_name(const std::string& name);  // "bfloat16" / "bf16", "float16", "float32"
 std::string dtype_name(torch::Dtype dtype);              // Hugging Face's spelling

@@ -1,14 +1,16 @@
 #include "trainer/sft.h"
 
+#include "trainer/chat_data.h"
 #include "trainer/objectives.h"
+#include "trainer/stage_io.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <numeric>
 #include <random>
-#include <sstream>
 
 #include "core/error.h"
 #include "core/hash.h"
@@ -22,19 +24,6 @@ namespace cudal1::trainer {
 namespace {
 
 using Row = std::pair<std::vector<int64_t>, std::vector<int64_t>>;
-
-std::vector<int64_t> widen(const std::vector<int32_t>& ids) { return {ids.begin(), ids.end()}; }
-
-// The prompt as the chat template puts it before the answer, and the answer with whatever the
-// template closes an assistant turn with (ChatML's <|im_end|>, Llama-3's <|eot_id|>).
-Row render(const tokenizer::Tokenizer& tok, const rl::SftExample& e, std::optional<tokenizer::ChatFormat> format) {
-  std::vector<tokenizer::ChatMessage> turn = {{"user", e.prompt}};
-  std::string prompt = tok.apply_chat_template(turn, true, format);
-  turn.push_back({"assistant", e.completion});
-  std::string whole = tok.apply_chat_template(turn, false, format);
-  std::string answer = whole.compare(0, prompt.size(), prompt) == 0 ? whole.substr(prompt.size()) : e.completion;
-  return {widen(tok.encode(prompt)), widen(tok.encode(answer))};
-}
 
 // Micro-batch m of the whole run (epochs one after another, each in its own seeded order). The
 // order is drawn once per epoch and kept for that epoch's micro-batches.
@@ -63,22 +52,37 @@ class MicroBatches {
   std::vector<std::size_t> order_;
 };
 
+// Every rank resumes from its own reading of OUT/checkpoint; unless they all read the same step
+// their micro-batches would not pair up. The step's variance over the ranks is 0 exactly then.
+void check_same_resume_step(DataParallel& dp, int64_t step) {
+  const double w = dp.world_size(), mean = dp.all_reduce_sum(double(step)) / w,
+               mean_square = dp.all_reduce_sum(double(step) * double(step)) / w;
+  if (mean_square - mean * mean > 1e-6)
+    throw Error(ErrorKind::input,
+                "rank " + std::to_string(dp.rank()) + " resumes at step " + std::to_string(step) +
+                    " and another rank at a different one",
+                "give every rank the same --out, a folder they all see (one host, or a shared file system)");
+}
+
 }  // namespace
 
 SftRunSummary run_sft(Store& store, const SftRunOptions& o, const std::function<void(int64_t, int64_t, double)>& progress) {
   SftRunSummary s;
-  fs::create_directories(o.out_dir);
+  DataParallel* dp = o.data_parallel;
+  const int world = dp ? dp->world_size() : 1, rank = dp ? dp->rank() : 0;
+  const bool writes = rank == 0;
+  if (writes) fs::create_directories(o.out_dir);
   auto examples = rl::select_sft_examples(store, {o.store_run, o.per_task_and_source});
   if (examples.empty())
     throw Error(ErrorKind::input, "the store holds no accepted answer to fine-tune on" +
                                       (o.store_run.empty() ? std::string() : " in run " + o.store_run),
                 "run `cudal1 optimize` (or bench a kernel set) into this store first, or name another --run");
-  rl::write_sft_jsonl(examples, o.out_dir / "sft.jsonl");
+  if (writes) rl::write_sft_jsonl(examples, o.out_dir / "sft.jsonl");
 
-  tokenizer::Tokenizer tok = tokenizer::Tokenizer::from_directory(o.model_dir);
+  ChatEncoder encoder(tokenizer::Tokenizer::from_directory(o.model_dir), o.chat_format);
   std::vector<Row> rows;
   for (auto& e : examples) {
-    Row r = render(tok, e, o.chat_format);
+    Row r = encoder.prompt_and_answer(e.prompt, e.completion);
     if (int64_t(r.first.size() + r.second.size()) > o.max_tokens || r.second.empty()) {
       ++s.too_long;
       continue;
@@ -90,18 +94,13 @@ SftRunSummary run_sft(Store& store, const SftRunOptions& o, const std::function<
     throw Error(ErrorKind::input, "every example is longer than --max-tokens " + std::to_string(o.max_tokens),
                 "raise --max-tokens");
 
-  torch::Device device(o.device);
+  const torch::Device device = rank_device(o.device, dp ? dp->config() : DistributedConfig{});
   auto model = load_causal_lm(o.model_dir, dtype_from_name(o.dtype), device);
   if (!o.full) apply_lora(*model, o.lora, o.seed);
   model->train();
-  std::vector<std::pair<std::string, torch::Tensor>> params;
-  if (o.full) {
-    for (auto& p : model->named_parameters()) params.push_back({p.key(), p.value()});
-  } else {
-    params = lora_parameters(*model);
-  }
+  std::vector<std::pair<std::string, torch::Tensor>> params = trainable_parameters(*model, o.full);
   const int accumulation = int(std::max<int64_t>(1, o.optim.accumulation));
-  MicroBatches batches(rows, o.batch, o.seed);
+  MicroBatches batches(rows, o.batch * world, o.seed);
   const int64_t micro_total = batches.per_epoch() * o.epochs;
   OptimConfig oc = o.optim;
   oc.total_steps = micro_total / accumulation;
@@ -109,59 +108,59 @@ SftRunSummary run_sft(Store& store, const SftRunOptions& o, const std::function<
     throw Error(ErrorKind::usage, "fewer micro-batches (" + std::to_string(micro_total) + ") than --accumulation",
                 "lower --accumulation or --batch, or add --epochs");
   Optimizer opt(params, oc);
-  fs::path ckpt = o.out_dir / "checkpoint";
-  if (fs::exists(ckpt / "trainer_state.json")) {
-    opt.load_checkpoint(ckpt);
-    s.resumed_at = opt.step();
+  if (load_stage_checkpoint(opt, o.out_dir)) s.resumed_at = opt.step();
+  if (dp && world > 1) {
+    check_same_resume_step(*dp, opt.step());
+    // Factors drawn from the same seed already agree; the broadcast makes sure, whatever drew them.
+    std::vector<torch::Tensor> tensors;
+    for (auto& [name, t] : params) tensors.push_back(t);
+    dp->broadcast_from_rank0(tensors);
+    opt.set_gradient_sync([dp](std::vector<torch::Tensor>& grads) { dp->all_reduce_mean(grads); });
   }
-  const int64_t pad = tok.special_tokens().pad.value_or(tok.special_tokens().eos.value_or(0));
-  // The log keeps the steps the checkpoint holds; later ones are trained again.
-  fs::path log_path = o.out_dir / "train_log.jsonl";
-  std::string kept;
-  if (fs::exists(log_path)) {
-    std::istringstream old(read_file(log_path));
-    for (std::string line; std::getline(old, line);) {
-      auto j = nlohmann::json::parse(line, nullptr, false);
-      if (!j.is_discarded() && j.value("step", int64_t(0)) <= s.resumed_at) kept += line + "\n";
-    }
-  }
-  write_file(log_path, kept, "check that the output folder is writable");
-  std::ofstream log(log_path, std::ios::app);
+  const int64_t pad = encoder.pad_token_id();
+  std::ofstream log;
+  if (writes) log = open_train_log(o.out_dir, s.resumed_at);  // cut back to what the checkpoint holds
+  const auto start = std::chrono::steady_clock::now();
   double step_loss = 0;
   bool first = true;
   for (int64_t m = opt.step() * accumulation; m < oc.total_steps * accumulation; ++m) {
-    TokenBatch b = make_batch(batches.get(m), pad, device);
-    torch::Tensor loss = sft_loss(completion_logprobs(*model, b), b.completion_mask);
-    step_loss += loss.item<double>() / accumulation;
+    // This rank's rows of the global micro-batch, a contiguous share. Its mean loss weighs
+    // share = rows / global rows of the global mean; scaled by world, the all-reduce's mean over
+    // ranks then gives exactly the global mean's gradient, even for an uneven last batch.
+    const std::vector<Row> global = batches.get(m);
+    const std::size_t from = global.size() * rank / world, to = global.size() * (rank + 1) / world;
+    const double share = double(to - from) / double(global.size());
+    torch::Tensor loss;
+    if (to > from) {
+      TokenBatch b = make_batch(std::vector<Row>(global.begin() + from, global.begin() + to), pad, device);
+      loss = sft_loss(completion_logprobs(*model, b), b.completion_mask);
+      step_loss += loss.item<double>() * share / accumulation;
+      if (world > 1) loss = loss * (share * world);
+    }
     StepStats st = opt.backward_and_step(loss);
     if (!st.stepped) continue;
+    if (dp) step_loss = dp->all_reduce_sum(step_loss);
     if (first) s.first_loss = step_loss, first = false;
     s.last_loss = step_loss;
-    log << nlohmann::json{{"step", st.step}, {"loss", step_loss}, {"lr", st.lr}, {"grad_norm", st.grad_norm}}.dump() << "\n";
-    log.flush();
+    if (writes) {
+      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      log << nlohmann::json{{"stage", "sft"}, {"step", st.step}, {"loss", step_loss}, {"lr", st.lr},
+                            {"grad_norm", st.grad_norm}, {"seconds", secs}}.dump() << "\n";
+      log.flush();
+    }
     if (progress) progress(st.step, oc.total_steps, step_loss);
     step_loss = 0;
-    if (o.checkpoint_every > 0 && st.step % o.checkpoint_every == 0 && st.step < oc.total_steps) {
-      // Written aside, then swapped in: a crash while saving leaves the previous checkpoint.
-      fs::path next = o.out_dir / "checkpoint.new";
-      fs::remove_all(next);
-      opt.save_checkpoint(next);
-      fs::remove_all(ckpt);
-      fs::rename(next, ckpt);
-    }
+    if (writes && o.checkpoint_every > 0 && st.step % o.checkpoint_every == 0 && st.step < oc.total_steps)
+      save_stage_checkpoint(opt, nlohmann::json::object(), o.out_dir);
   }
   s.steps = opt.step();
   model->eval();
-  if (o.full) {
-    s.output = o.out_dir / "model";
-    model->save_pretrained(s.output);
-  } else {
-    s.output = o.out_dir / "adapter";
-    LoraConfig lc = o.lora;
-    lc.base_model_name_or_path = fs::absolute(o.model_dir).string();
-    save_lora(*model, lc, s.output);
+  s.output = o.out_dir / (o.full ? "model" : "adapter");
+  if (writes) {
+    save_stage_output(*model, o.full, o.lora, o.model_dir, o.out_dir);
+    remove_stage_checkpoint(o.out_dir);  // finished: a later run with this OUT starts over
   }
-  fs::remove_all(ckpt);  // finished: a later run with this OUT starts over
+  if (dp) dp->barrier();  // every rank returns once the output is there
   return s;
 }
 

@@ -6,8 +6,14 @@
 // learning rate, gradient norm), checkpoint/ (the latest; a run with the same OUT resumes from it,
 // skipping the micro-batches already trained on in the same seeded order), and at the end
 // adapter/ (PEFT's layout) or model/ (full fine-tuning, Hugging Face's layout).
+//
+// Data-parallel (SftRunOptions::data_parallel): W ranks split each global micro-batch of
+// W * batch examples, drawn in the order a single process with --batch W * batch draws its own,
+// and their averaged gradients make the update that process would make. Rank 0 writes OUT; every
+// rank reads OUT/checkpoint to resume, so OUT must be one folder that all of them see.
 #pragma once
 
+#include "trainer/distributed.h"
 #include "trainer/lora.h"
 #include "trainer/train.h"
 
@@ -36,6 +42,7 @@ struct SftRunOptions {
   std::string device = "cpu", dtype = "float32";
   std::optional<tokenizer::ChatFormat> chat_format;  // when the template is not recognised
   int checkpoint_every = 50;          // optimiser steps
+  DataParallel* data_parallel = nullptr;  // null, or a world of one: this process trains alone
 };
 
 struct SftRunSummary {
@@ -46,7 +53,8 @@ struct SftRunSummary {
 };
 
 // Throws Error(input) when the store has no accepted answer to learn from or the model folder
-// is incomplete. `progress(step, total, loss)` after each optimiser step.
+// is incomplete. `progress(step, total, loss)` after each optimiser step, on every rank, with the
+// loss over the whole global batch. `device` "cuda" is each rank's own GPU (rank_device).
 SftRunSummary run_sft(Store& store, const SftRunOptions& options,
                       const std::function<void(int64_t, int64_t, double)>& progress = {});
 

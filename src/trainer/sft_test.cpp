@@ -17,26 +17,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path tokenizer_fixture() { return fs::path(CUDAL1_TOKENIZER_FIXTURES) / "llama3"; }
-
-// A one-layer Llama with random weights whose vocabulary holds every id of the tokenizer.
-void write_tiny_model(const fs::path& dir) {
-  auto tok = tokenizer::Tokenizer::from_directory(tokenizer_fixture());
-  nlohmann::json cfg = {{"model_type", "llama"}, {"vocab_size", tok.id_bound()}, {"hidden_size", 32},
-                        {"intermediate_size", 64}, {"num_hidden_layers", 1}, {"num_attention_heads", 4},
-                        {"num_key_value_heads", 2}, {"rms_norm_eps", 1e-6}, {"rope_theta", 10000.0},
-                        {"max_position_embeddings", 4096}, {"tie_word_embeddings", true}, {"hidden_act", "silu"}};
-  CausalLM model(ModelConfig::from_json(cfg), torch::TensorOptions().dtype(torch::kFloat32));
-  torch::manual_seed(7);
-  torch::NoGradGuard no_grad;
-  for (auto& p : model.named_parameters()) {
-    if (p.key().find("norm") != std::string::npos) p.value().fill_(1.0);
-    else p.value().normal_(0.0, 0.05);
-  }
-  model.save_pretrained(dir);
-  for (const char* f : {"tokenizer.json", "tokenizer_config.json"}) fs::copy_file(tokenizer_fixture() / f, dir / f);
-}
-
 RlSample accepted(const std::string& task, const std::string& code, int slot) {
   RlSample x;
   x.run = "r", x.task_id = task, x.task_hash = "h-" + task, x.round = 1, x.slot = slot, x.policy = "rewrite";
@@ -51,7 +31,7 @@ struct SftSetup {
   std::unique_ptr<Store> store;
   SftRunOptions o;
   SftSetup() {
-    write_tiny_model(dir / "model");
+    test::write_tiny_llama(dir / "model");
     store = std::make_unique<Store>(dir / "store.db");
     store->save_round({accepted("relu", "return torch.relu(x)", 0), accepted("relu", "return x.clamp_min(0)", 1),
                        accepted("gelu", "return torch.nn.functional.gelu(x)", 0), accepted("add", "return x + y", 0)});

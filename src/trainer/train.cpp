@@ -65,7 +65,7 @@ Optimizer::Optimizer(std::vector<std::pair<std::string, torch::Tensor>> params, 
 }
 
 StepStats Optimizer::backward_and_step(const torch::Tensor& loss) {
-  (loss / double(config_.accumulation)).backward();
+  if (loss.defined()) (loss / double(config_.accumulation)).backward();
   StepStats s;
   if (++micro_ < config_.accumulation) {
     s.step = step_;
@@ -74,6 +74,15 @@ StepStats Optimizer::backward_and_step(const torch::Tensor& loss) {
   micro_ = 0;
   std::vector<torch::Tensor> tensors;
   for (auto& [name, t] : params_) tensors.push_back(t);
+  if (sync_) {
+    // Every rank must hand over the same tensors, reached by its micro-batches or not.
+    std::vector<torch::Tensor> grads;
+    for (auto& t : tensors) {
+      if (!t.grad().defined()) t.mutable_grad() = torch::zeros_like(t);
+      grads.push_back(t.grad());
+    }
+    sync_(grads);
+  }
   if (config_.max_grad_norm > 0) {
     s.grad_norm = torch::nn::utils::clip_grad_norm_(tensors, config_.max_grad_norm);
   } else {

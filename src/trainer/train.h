@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -49,10 +50,19 @@ struct StepStats {
 class Optimizer {
  public:
   Optimizer(std::vector<std::pair<std::string, torch::Tensor>> params, OptimConfig config);
-  // Back-propagates loss / accumulation; every `accumulation` calls, clips, sets the scheduled
-  // learning rate, updates and zeroes the gradients.
+  // Back-propagates loss / accumulation; every `accumulation` calls, syncs the gradients (below),
+  // clips, sets the scheduled learning rate, updates and zeroes the gradients. An undefined loss
+  // counts a micro-batch that adds no gradient (a data-parallel rank whose share of a batch is
+  // empty still takes part in the step).
   StepStats backward_and_step(const torch::Tensor& loss);
   int64_t step() const { return step_; }
+
+  // Called once per optimiser step, before clipping, with every trainable tensor's gradient
+  // (zeros where the step reached none), to be changed in place: data-parallel training averages
+  // them over its ranks here (DataParallel::all_reduce_mean), so that every rank clips the same
+  // gradient and makes the same update. Unset: the local gradients are used as they are.
+  using GradientSync = std::function<void(std::vector<torch::Tensor>& grads)>;
+  void set_gradient_sync(GradientSync sync) { sync_ = std::move(sync); }
 
   // The trainable tensors, AdamW's state and the step count to `folder` (trainable.safetensors,
   // optimizer.pt, trainer_state.json), between optimiser steps (Error(usage) in the middle of an
@@ -65,6 +75,7 @@ class Optimizer {
   std::vector<std::pair<std::string, torch::Tensor>> params_;
   OptimConfig config_;
   std::unique_ptr<torch::optim::AdamW> adamw_;
+  GradientSync sync_;
   int64_t step_ = 0, micro_ = 0;
 };
 

@@ -1,6 +1,6 @@
 // The shared training step on the tiny Llama fixture with a LoRA adapter: batch packing and its
-// masks, SFT that learns a small set, accumulation equal to one large batch, and a checkpoint
-// that resumes bit for bit.
+// masks, SFT that learns a small set, accumulation equal to one large batch, a checkpoint that
+// resumes bit for bit, and the gradient-sync hook data-parallel training uses.
 #include "trainer/train.h"
 
 #include "trainer/lora.h"
@@ -107,4 +107,26 @@ TEST(Train, ACheckpointResumesBitForBit) {
   Optimizer mid(lora_parameters(*other.model), c);
   sft_step(other, mid, tiny_set());
   test::expect_error([&] { mid.save_checkpoint(dir / "mid"); });
+}
+
+// Data-parallel training averages the gradients over its ranks in this hook: once per update,
+// after the last micro-batch and before clipping, so that the norm clipped is the synced one.
+TEST(Train, TheGradientSyncRunsOncePerStepBeforeClipping) {
+  OptimConfig c;
+  c.lr = 1e-2, c.accumulation = 2;
+  Adapted plain, synced;
+  Optimizer p(lora_parameters(*plain.model), c), s(lora_parameters(*synced.model), c);
+  int calls = 0;
+  s.set_gradient_sync([&](std::vector<torch::Tensor>& grads) {
+    ++calls;
+    EXPECT_EQ(grads.size(), lora_parameters(*synced.model).size());
+    for (auto& g : grads) g.mul_(10.0);
+  });
+  Rows all = tiny_set(), a(all.begin(), all.begin() + 2), b(all.begin() + 2, all.end());
+  StepStats ps, ss;
+  sft_step(plain, p, a), sft_step(synced, s, a);
+  EXPECT_EQ(calls, 0) << "not per micro-batch";
+  sft_step(plain, p, b, &ps), sft_step(synced, s, b, &ss);
+  EXPECT_EQ(calls, 1);
+  EXPECT_NEAR(ss.grad_norm, 10 * ps.grad_norm, 1e-5 * ss.grad_norm);
 }
