@@ -40,6 +40,9 @@ void register_bench(CLI::App& app);
 // `cudal1 optimize`: the contrastive-RL loop with a policy, every candidate verified.
 void register_optimize(CLI::App& app);
 
+// `cudal1 serve`: the reward service (serve_command.cpp, in builds with the HTTP library).
+void register_serve(CLI::App& app);
+
 // `cudal1 train sft|selfsup|crl|report`: the trainer's stages (train_command.cpp, in builds with
 // the trainer), with `train init` (train_init_command.cpp) and `train bench-step`
 // (train_bench_command.cpp) under the same `train`.

@@ -24,6 +24,17 @@ void register_train(CLI::App& app) {
   });
 }
 #endif
+#ifndef CUDAL1_HAVE_HTTP
+// The static build for the GPU machine has no HTTP library: `serve` says where to run it.
+void register_serve(CLI::App& app) {
+  CLI::App* serve = app.add_subcommand("serve", "The reward service over HTTP (not in this build)");
+  serve->allow_extras();
+  serve->callback([] {
+    throw Error(ErrorKind::usage, "this build of cudal1 has no HTTP library (the static build for GPU machines)",
+                "run `cudal1 serve` from a regular build (make), which links cpp-httplib");
+  });
+}
+#endif
 }  // namespace cudal1::cli
 
 int main(int argc, char** argv) {
@@ -40,6 +51,7 @@ int main(int argc, char** argv) {
   cudal1::cli::register_bench(app);
   cudal1::cli::register_optimize(app);
   cudal1::cli::register_train(app);
+  cudal1::cli::register_serve(app);
 
   // Orphans a candidate leaves behind come back to us, so they can be killed.
   cudal1::protect_parent_process();

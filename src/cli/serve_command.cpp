@@ -1,0 +1,104 @@
+// cli/serve: `cudal1 serve` — the reward service for external RL trainers (service/service.h,
+// docs/serve.md). Built with the HTTP library (not in the static build for the GPU machine).
+#include <csignal>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/queue_setup.h"
+#include "core/error.h"
+#include "service/service.h"
+#include "tasks/suite.h"
+
+namespace fs = std::filesystem;
+
+namespace cudal1::cli {
+
+namespace {
+
+struct ServeArgs {
+  std::string host = "127.0.0.1", token, db, jobs, work, device = "auto", suite;
+  int port = 8080, lanes = 2, gpus = 0;
+  double max_body_mb = 8, reward_timeout_s = 3600;
+  int64_t max_queue = 1000;
+  bool no_auth = false, no_timing = false, baselines = false;
+};
+
+service::RewardService* running = nullptr;
+
+extern "C" void stop_on_signal(int) {
+  // Only flags and a socket shutdown: the lanes finish the evaluation they are in, unfinished
+  // jobs stay in the job file and run again at the next start.
+  if (running) running->stop();
+}
+
+void run_serve(const ServeArgs& a) {
+  std::string device = a.device;
+  if (device == "auto") {
+    try {
+      lane_devices("cuda", a.gpus, a.lanes, false);
+      device = "cuda";
+    } catch (const Error&) {
+      device = "cpu";
+    }
+  }
+  std::unique_ptr<Store> store = open_store(a.db, false);
+  service::ServiceConfig c;
+  c.host = a.host, c.port = a.port, c.no_auth = a.no_auth, c.max_pending = a.max_queue;
+  c.token = a.token.empty() && std::getenv("CUDAL1_SERVE_TOKEN") ? std::getenv("CUDAL1_SERVE_TOKEN") : a.token;
+  c.max_body_bytes = std::size_t(a.max_body_mb * double(1 << 20)), c.reward_timeout_s = a.reward_timeout_s;
+  c.jobs_path = a.jobs.empty() ? fs::path(store->path().string() + ".jobs") : fs::path(a.jobs);
+  c.work_dir = a.work.empty() ? c.jobs_path.parent_path() / "serve-files" : fs::path(a.work);
+  c.suite = a.suite.empty() ? default_suite_dir() : fs::path(a.suite);
+  c.eval.device = device, c.eval.timing = !a.no_timing, c.eval.baselines = a.baselines;
+  c.eval.cache_store = store.get();
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    c.eval.protect_files.push_back(store->path().string() + suffix);
+    c.eval.protect_files.push_back(c.jobs_path.string() + suffix);
+  }
+  c.queue.devices = lane_devices(device, a.gpus, a.lanes, false);
+  std::unique_ptr<BuildService> builds = attach_build_service(c.queue, {});
+  service::RewardService svc(c, *store);
+  const int port = svc.bind();
+  running = &svc;
+  std::signal(SIGINT, stop_on_signal);
+  std::signal(SIGTERM, stop_on_signal);
+  service::JobCounts counts = svc.jobs().counts();
+  std::cerr << "cudal1 serve: listening on http://" << a.host << ":" << port << " (" << c.queue.devices.size() << " lanes on "
+            << device << (c.no_auth ? ", no auth" : ", bearer token required") << "); jobs in " << c.jobs_path.string()
+            << " (" << counts.queued << " queued";
+  if (svc.jobs().requeued_at_start()) std::cerr << ", " << svc.jobs().requeued_at_start() << " of them interrupted before and run again";
+  std::cerr << "), verdicts in " << store->path().string() << std::endl;
+  svc.run();
+  running = nullptr;
+  std::cerr << "cudal1 serve: stopped; unfinished jobs run at the next start" << std::endl;
+}
+
+}  // namespace
+
+void register_serve(CLI::App& app) {
+  auto a = std::make_shared<ServeArgs>();
+  CLI::App* cmd = app.add_subcommand("serve", "The reward service for RL trainers over HTTP: KernelGYM-style jobs, "
+                                              "OpenRLHF's remote reward, health and Prometheus metrics (docs/serve.md)");
+  cmd->add_option("--host", a->host, "address to listen on (loopback unless told otherwise)")->capture_default_str();
+  cmd->add_option("--port", a->port, "port (0: any free one)")->capture_default_str();
+  cmd->add_option("--token", a->token, "the bearer token clients send (default $CUDAL1_SERVE_TOKEN)");
+  cmd->add_flag("--no-auth", a->no_auth, "no token (only on a loopback --host)");
+  cmd->add_option("--db", a->db, "SQLite store of verdicts (default $CUDAL1_DB, else ~/.cache/cudal1/results.db)");
+  cmd->add_option("--jobs", a->jobs, "the job file (default: the store's path + .jobs)");
+  cmd->add_option("--work", a->work, "where jobs' task and candidate files go (default: serve-files beside the job file)");
+  cmd->add_option("--suite", a->suite, "the task suite task_id names (default: the bundled one)");
+  cmd->add_option("-d,--device", a->device, "auto (CUDA when a GPU is visible), cuda, cuda:N or cpu")->capture_default_str();
+  cmd->add_option("--gpus", a->gpus, "use at most this many GPUs (0: all)");
+  cmd->add_option("--lanes", a->lanes, "evaluations side by side on each device")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--max-queue", a->max_queue, "jobs queued or running at most; more get 429")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--max-body-mb", a->max_body_mb, "request bodies larger than this get 413")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--reward-timeout", a->reward_timeout_s, "seconds POST /reward waits for its evaluations")->capture_default_str();
+  cmd->add_flag("--no-timing", a->no_timing, "check correctness only (rewards are then 0 or the penalty)");
+  cmd->add_flag("--baselines", a->baselines, "also speedups against torch.compile, CUDA graph and cuDNN autotuning");
+  cmd->callback([a] { run_serve(*a); });
+}
+
+}  // namespace cudal1::cli

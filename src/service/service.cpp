@@ -1,0 +1,202 @@
+// service/service.cpp — the reward service's lifecycle, lanes and jobs (see service.h); the HTTP
+// routes are in routes.cpp.
+#include "service/service.h"
+
+#include <httplib.h>
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+
+#include <sys/socket.h>
+
+#include "core/error.h"
+#include "core/hash.h"
+#include "rl/reward.h"
+#include "tasks/suite.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace cudal1::service {
+
+namespace {
+
+bool is_loopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+}  // namespace
+
+json job_outcome(const EvalResult& result) {
+  auto eager = result.speedup.find("eager");
+  rl::Verdict v;
+  v.accepted = result.accepted, v.blocking_flag = result.has_blocking_flag();
+  if (result.accepted && eager != result.speedup.end()) v.speedup = eager->second;
+  json flags = json::array();
+  for (auto& f : result.flags) flags.push_back({{"id", f.id}, {"severity", severity_name(f.severity)}, {"evidence", f.evidence}});
+  return {{"correct", result.status == Status::ok}, {"accepted", result.accepted},
+          {"speedup", eager != result.speedup.end() ? json(eager->second) : json(nullptr)},
+          {"reward", rl::raw_reward(v, rl::RewardConfig{})}, {"verdict", status_name(result.status)},
+          {"flags", flags}, {"result", result.to_json()}};
+}
+
+RewardService::RewardService(ServiceConfig config, Store& store)
+    : config_(std::move(config)), store_(store), jobs_(config_.jobs_path), http_(std::make_unique<httplib::Server>()) {
+  if (config_.no_auth && !is_loopback(config_.host))
+    throw Error(ErrorKind::usage, "--no-auth on " + config_.host + " would let anyone on the network run code here",
+                "listen on 127.0.0.1 without a token, or set --token (or CUDAL1_SERVE_TOKEN) to serve the network");
+  if (!config_.no_auth && config_.token.empty())
+    throw Error(ErrorKind::usage, "the service needs a bearer token",
+                "pass --token or set CUDAL1_SERVE_TOKEN; on loopback only, --no-auth turns auth off");
+  if (config_.queue.devices.empty()) throw Error(ErrorKind::usage, "the service has no lane", "pass --lanes 1 or more");
+  fs::create_directories(config_.work_dir / "files");
+  if (fs::is_directory(config_.suite))
+    for (auto& e : discover_tasks(config_.suite)) suite_tasks_[e.name] = e.path.string();
+  routes();
+}
+
+RewardService::~RewardService() {
+  stop();
+  for (auto& t : lanes_)
+    if (t.joinable()) t.join();
+}
+
+int RewardService::bind() {
+  http_->set_payload_max_length(config_.max_body_bytes);
+  // POST /reward holds its thread while it waits for evaluations: more threads than httplib's 8,
+  // so waiting trainers do not starve quick calls.
+  http_->new_task_queue = [] { return new httplib::ThreadPool(64); };
+  // httplib listens with a backlog of 5, and a burst of clients overflows it (connections reset);
+  // the socket is caught here and its backlog raised once bound.
+  http_->set_socket_options([this](socket_t sock) {
+    httplib::default_socket_options(sock);
+    listen_socket_ = sock;
+  });
+  int port = config_.port;
+  bool ok = port == 0 ? (port = http_->bind_to_any_port(config_.host)) > 0 : http_->bind_to_port(config_.host, port);
+  if (!ok)
+    throw Error(ErrorKind::usage, "cannot listen on " + config_.host + ":" + std::to_string(config_.port),
+                "another process may hold the port: pass another --port, or 0 for any free one");
+  if (listen_socket_ >= 0) ::listen(listen_socket_, SOMAXCONN);
+  return port;
+}
+
+void RewardService::run() {
+  for (auto& device : config_.queue.devices) lanes_.emplace_back([this, device] { lane(device); });
+  http_->listen_after_bind();
+  for (auto& t : lanes_)
+    if (t.joinable()) t.join();
+}
+
+void RewardService::stop() {
+  stopping_ = true;
+  wake_.notify_all();
+  http_->stop();
+}
+
+void RewardService::lane(const std::string& device) {
+  while (!stopping_) {
+    std::optional<Job> job;
+    try {
+      job = jobs_.claim();
+    } catch (const Error&) {
+      job.reset();  // a busy job file: try again shortly
+    }
+    if (!job) {
+      std::unique_lock lock(wake_m_);
+      wake_.wait_for(lock, std::chrono::milliseconds(500));
+      continue;
+    }
+    run_job(*job, device);
+    wake_.notify_all();
+  }
+}
+
+void RewardService::run_job(const Job& job, const std::string& device) {
+  const json& r = job.request;
+  EvalOptions o = config_.eval;
+  o.device = device;
+  o.task_path = r.at("task_path").get<std::string>(), o.candidate_path = r.at("candidate_path").get<std::string>();
+  o.timing = r.value("timing", o.timing), o.baselines = r.value("baselines", o.baselines);
+  o.cache_store = &store_;
+  try {
+    const std::string task_src = read_file(o.task_path), cand_src = read_file(o.candidate_path);
+    // A job run again after a crash finds the verdict its first run saved: the same answer.
+    std::optional<EvalResult> result = store_.find(sha256_hex(task_src), sha256_hex(cand_src), o.protocol_key(), device);
+    if (!result) {
+      QueueConfig qc = config_.queue;
+      qc.devices = {device};
+      std::optional<Error> error;
+      std::string lane_device = device;
+      run_queue({QueueJob{job.id, o, json::object()}}, qc, [&](const QueueResult& q) {
+        result = q.result, error = q.error, lane_device = q.device;
+        std::lock_guard lock(metrics_.m);
+        metrics_.evaluation_s += q.run_s, metrics_.build_s += q.prebuild_s;
+        if (q.result && q.result->phase_seconds.contains("timing"))
+          metrics_.device_s += q.result->phase_seconds["timing"].get<double>();
+      });
+      if (!result) {
+        jobs_.finish(job.id, JobState::failed,
+                     {{"error", error ? error->describe() : std::string("the evaluation did not run")}});
+        return;
+      }
+      store_.save(*result, o.protocol_key(), lane_device, cand_src);
+    }
+    {
+      std::lock_guard lock(metrics_.m);
+      ++metrics_.evaluations[status_name(result->status)];
+    }
+    jobs_.finish(job.id, JobState::done, job_outcome(*result));
+  } catch (const Error& e) {
+    jobs_.finish(job.id, JobState::failed, {{"error", e.describe()}});
+  } catch (const std::exception& e) {
+    jobs_.finish(job.id, JobState::failed, {{"error", std::string("internal error: ") + e.what()}});
+  }
+}
+
+std::string RewardService::task_file(const std::string& task_id) {
+  auto it = suite_tasks_.find(task_id);
+  return it == suite_tasks_.end() ? std::string() : it->second;
+}
+
+int RewardService::retry_after_s() {
+  JobCounts c = jobs_.counts();
+  double mean = 10;  // seconds an evaluation takes, until some have been measured
+  {
+    std::lock_guard lock(metrics_.m);
+    int64_t n = 0;
+    for (auto& [k, v] : metrics_.evaluations) n += v;
+    if (n > 0 && metrics_.evaluation_s > 0) mean = metrics_.evaluation_s / double(n);
+  }
+  double s = double(c.queued + c.running) * mean / double(config_.queue.devices.size()) / 2;  // half the queue drained
+  return int(std::clamp(std::ceil(s), 1.0, 3600.0));
+}
+
+std::string RewardService::metrics_text() {
+  JobCounts c = jobs_.counts();
+  std::string t;
+  auto metric = [&](const char* name, const char* type, const char* help) {
+    t += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+  };
+  metric("cudal1_queue_depth", "gauge", "Jobs stored and waiting for a lane.");
+  t += "cudal1_queue_depth " + std::to_string(c.queued) + "\n";
+  metric("cudal1_jobs_running", "gauge", "Jobs being evaluated.");
+  t += "cudal1_jobs_running " + std::to_string(c.running) + "\n";
+  metric("cudal1_jobs_total", "gauge", "Jobs in the job file by state.");
+  for (auto [state, n] : {std::pair{"queued", c.queued}, {"running", c.running}, {"done", c.done}, {"failed", c.failed}})
+    t += std::string("cudal1_jobs_total{status=\"") + state + "\"} " + std::to_string(n) + "\n";
+  std::lock_guard lock(metrics_.m);
+  metric("cudal1_evaluations_total", "counter", "Evaluations finished since start, by verdict.");
+  for (auto& [status, n] : metrics_.evaluations)
+    t += "cudal1_evaluations_total{status=\"" + status + "\"} " + std::to_string(n) + "\n";
+  metric("cudal1_evaluation_seconds_total", "counter", "Seconds lanes spent evaluating.");
+  t += "cudal1_evaluation_seconds_total " + std::to_string(metrics_.evaluation_s) + "\n";
+  metric("cudal1_build_seconds_total", "counter", "Seconds spent building candidates' extensions ahead of the lanes.");
+  t += "cudal1_build_seconds_total " + std::to_string(metrics_.build_s) + "\n";
+  metric("cudal1_device_seconds_total", "counter", "Seconds of timing with the device held alone.");
+  t += "cudal1_device_seconds_total " + std::to_string(metrics_.device_s) + "\n";
+  return t;
+}
+
+}  // namespace cudal1::service

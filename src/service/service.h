@@ -1,0 +1,102 @@
+// service/service.h — `cudal1 serve`: the hardened evaluation as an HTTP reward service for
+// external RL trainers (docs/serve.md). KernelGYM-style jobs (POST /evaluate, /evaluate/batch,
+// GET /status/{id}, /results/{id}), OpenRLHF's remote reward (POST /reward), GET /healthz and
+// Prometheus text at /metrics.
+//
+// Every job is stored (service/job_store.h) before it is acknowledged; lane threads take jobs
+// from the store, one evaluation each at a time, through the queue (queue/queue.h) on their
+// device; a verdict is saved in the results store before the job is marked done, so a job re-run
+// after a crash is answered from the store with the same verdict. Submissions over the queue's
+// bound get 429 with Retry-After; bodies over the size bound 413; every endpoint but /healthz
+// needs the bearer token unless auth is explicitly off, which is only allowed on loopback.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "evaluator/evaluator.h"
+#include "queue/queue.h"
+#include "service/job_store.h"
+#include "store/store.h"
+
+namespace httplib {
+class Server;
+struct Request;
+struct Response;
+}  // namespace httplib
+
+namespace cudal1::service {
+
+struct ServiceConfig {
+  std::string host = "127.0.0.1";
+  int port = 8080;                      // 0: any free port (bind() says which)
+  std::string token;                    // the bearer token clients must send
+  bool no_auth = false;                 // only on a loopback host
+  std::filesystem::path jobs_path;      // the job file
+  std::filesystem::path work_dir;       // task and candidate files of jobs, by content hash
+  std::filesystem::path suite;          // tasks named by task_id
+  EvalOptions eval;                     // every job's options (task and candidate set per job)
+  QueueConfig queue;                    // devices: one lane thread each
+  int64_t max_pending = 1000;           // queued + running jobs at most
+  std::size_t max_body_bytes = 8u << 20;
+  double reward_timeout_s = 3600;       // how long POST /reward waits for its evaluations
+};
+
+class RewardService {
+ public:
+  // Throws Error(usage) for auth off on a non-loopback host, or no token with auth on.
+  RewardService(ServiceConfig config, Store& store);
+  ~RewardService();
+
+  // Binds the listening socket and returns the port; then run() serves until stop().
+  int bind();
+  void run();
+  void stop();
+  JobStore& jobs() { return jobs_; }
+
+ private:
+  struct Metrics {
+    std::mutex m;
+    std::map<std::string, int64_t> evaluations;  // by verdict status
+    double evaluation_s = 0, build_s = 0, device_s = 0;
+  };
+
+  void lane(const std::string& device);
+  void run_job(const Job& job, const std::string& device);
+  // The stored request of one evaluate body: task and candidate written by content hash.
+  nlohmann::json job_request(const nlohmann::json& body, const std::string& where);
+  std::string task_file(const std::string& task_id);
+  bool authorised(const httplib::Request& req, httplib::Response& res) const;
+  void submit(const std::vector<nlohmann::json>& requests, httplib::Response& res, bool batch);
+  void reward(const httplib::Request& req, httplib::Response& res);
+  std::string metrics_text();
+  int retry_after_s();
+  void routes();
+
+  ServiceConfig config_;
+  Store& store_;
+  JobStore jobs_;
+  std::unique_ptr<httplib::Server> http_;
+  int listen_socket_ = -1;
+  std::vector<std::thread> lanes_;
+  std::atomic<bool> stopping_{false};
+  std::mutex wake_m_;
+  std::condition_variable wake_;  // a job was submitted, or one ended (for /reward's waiters)
+  Metrics metrics_;
+  std::map<std::string, std::string> suite_tasks_;  // task_id -> path
+};
+
+// The reply fields of a finished evaluation: correct, accepted, speedup, reward, verdict, flags, result.
+nlohmann::json job_outcome(const EvalResult& result);
+
+}  // namespace cudal1::service

@@ -1,0 +1,296 @@
+// The reward service against the real `cudal1 serve` on loopback, with CPU lanes: every endpoint;
+// malformed, oversized, unauthenticated and over-quota requests; kill -9 in the middle of a batch
+// and a restart, after which every acknowledged job ends done or failed with the verdict it would
+// have had; and a bounded load test of 200 concurrent submissions with latency percentiles.
+#include <httplib.h>
+
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <regex>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "core/hash.h"
+#include "core/paths.h"
+#include "evaluator/fixture_cases.h"
+
+extern char** environ;
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::string fixture(const std::string& rel) { return cudal1::read_file(cudal1::fixtures_dir() / rel); }
+
+// One `cudal1 serve` process on a free port; killed (SIGKILL) when destroyed unless stopped first.
+class Server {
+ public:
+  Server(const fs::path& dir, std::vector<std::string> extra) : log_(dir / ("serve" + std::to_string(++starts_) + ".log")) {
+    std::vector<std::string> args = {CUDAL1_BINARY, "serve", "--port", "0", "-d", "cpu", "--db", (dir / "store.db").string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 2, log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    EXPECT_EQ(posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    // The port is in its first line.
+    const std::regex listening(R"(listening on http://127\.0\.0\.1:(\d+))");
+    for (auto end = Clock::now() + std::chrono::seconds(30); Clock::now() < end && port_ == 0;) {
+      std::smatch m;
+      std::string text = cudal1::read_file(log_);
+      if (std::regex_search(text, m, listening)) port_ = std::stoi(m[1]);
+      else std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_NE(port_, 0) << cudal1::read_file(log_);
+  }
+  ~Server() { kill_hard(); }
+  void kill_hard() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+    pid_ = 0;
+  }
+  int port() const { return port_; }
+  std::string log() const { return cudal1::read_file(log_); }
+
+ private:
+  static inline int starts_ = 0;
+  fs::path log_;
+  pid_t pid_ = 0;
+  int port_ = 0;
+};
+
+struct Http {
+  httplib::Client c;
+  explicit Http(int port, const std::string& token = "") : c("127.0.0.1", port) {
+    c.set_read_timeout(120, 0);
+    if (!token.empty()) c.set_bearer_token_auth(token.c_str());
+  }
+  std::pair<int, json> post(const std::string& path, const json& body) {
+    auto r = c.Post(path.c_str(), body.dump(), "application/json");
+    if (!r) return {0, json{{"error", httplib::to_string(r.error())}}};
+    return {r->status, json::parse(r->body, nullptr, false)};
+  }
+  std::pair<int, json> get(const std::string& path) {
+    auto r = c.Get(path.c_str());
+    if (!r) return {0, json()};
+    return {r->status, json::parse(r->body, nullptr, false)};
+  }
+  // Polls /results until the job has ended (or the timeout).
+  json wait(const std::string& id, int timeout_s = 240) {
+    for (auto end = Clock::now() + std::chrono::seconds(timeout_s); Clock::now() < end;) {
+      auto [status, body] = get("/results/" + id);
+      if (status == 200) return body;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return json();
+  }
+};
+
+json evaluate_body(const std::string& candidate) {
+  return {{"task_id", "scale_add"}, {"reference_code", fixture("tasks/scale_add.py")},
+          {"kernel_code", fixture("candidates/" + candidate)}};
+}
+
+struct ServeTest : ::testing::Test {
+  fs::path dir = cudal1::make_private_dir("cudal1-serve-test");
+  ~ServeTest() override { fs::remove_all(dir); }
+};
+
+}  // namespace
+
+TEST_F(ServeTest, EveryEndpointAnswersAsDocumented) {
+  Server s(dir, {"--token", "s3cret", "--lanes", "2"});
+  Http h(s.port(), "s3cret");
+  EXPECT_EQ(Http(s.port()).get("/healthz").first, 200);  // no token needed
+
+  auto [code, sub] = h.post("/evaluate", evaluate_body("ok_scale_add_alpha.py"));
+  ASSERT_EQ(code, 202) << sub.dump();
+  const std::string ok_id = sub["job_id"];
+  auto [bcode, batch] = h.post("/evaluate/batch", {{"requests", {evaluate_body("incorrect_scale_add_off_by_5pct.py"),
+                                                                  evaluate_body("rejected_scale_add_inplace_on_x.py")}}});
+  ASSERT_EQ(bcode, 202) << batch.dump();
+  ASSERT_EQ(batch["job_ids"].size(), 2u);
+
+  json ok = h.wait(ok_id), incorrect = h.wait(batch["job_ids"][0]), rejected = h.wait(batch["job_ids"][1]);
+  EXPECT_EQ(ok["status"], "done");
+  EXPECT_EQ(ok["accepted"], true);
+  EXPECT_GT(ok["reward"].get<double>(), 0.0);
+  EXPECT_EQ(ok["reward"], ok["speedup"]);
+  EXPECT_EQ(incorrect["verdict"], "incorrect");
+  EXPECT_EQ(incorrect["reward"], 0.0);
+  EXPECT_EQ(rejected["verdict"], "rejected");
+  auto [scode, status] = h.get("/status/" + ok_id);
+  EXPECT_EQ(scode, 200);
+  EXPECT_EQ(status["status"], "done");
+  EXPECT_EQ(status["attempts"], 1);
+  EXPECT_EQ(h.get("/status/0123abcd").first, 404);
+  EXPECT_EQ(h.get("/results/0123abcd").first, 404);
+
+  // OpenRLHF: the response after its prompt, parsed like a policy's answer; labels name the task.
+  const std::string prompt = "Make it faster.\n";
+  const std::string answer = "## Code Implementation\n```python\n" + fixture("candidates/ok_scale_add_alpha.py") + "```\n";
+  auto [rcode, rew] = h.post("/reward", {{"query", {prompt + answer, prompt + "I cannot."}}, {"prompts", {prompt, prompt}},
+                                         {"labels", {fixture("tasks/scale_add.py"), fixture("tasks/scale_add.py")}}});
+  ASSERT_EQ(rcode, 200) << rew.dump();
+  EXPECT_EQ(rew["rewards"][0], ok["reward"]);  // the same file: the stored verdict
+  EXPECT_EQ(rew["rewards"][1], 0.0);
+  EXPECT_EQ(rew["scores"], rew["rewards"]);
+  EXPECT_EQ(rew["extra_logs"]["correct"][0], true);
+  EXPECT_EQ(rew["extra_logs"]["verdict"][1], "no_code");
+
+  auto metrics = h.c.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_EQ(metrics->status, 200);
+  for (const char* m : {"cudal1_queue_depth 0", "cudal1_jobs_total{status=\"done\"} 4", "cudal1_evaluations_total{status=\"ok\"}",
+                        "cudal1_evaluations_total{status=\"incorrect\"} 1", "cudal1_build_seconds_total", "cudal1_device_seconds_total"})
+    EXPECT_NE(metrics->body.find(m), std::string::npos) << m << "\n" << metrics->body;
+}
+
+TEST_F(ServeTest, BadRequestsGetClearErrorsAndNothingIsStored) {
+  Server s(dir, {"--token", "s3cret", "--lanes", "1", "--max-queue", "2", "--max-body-mb", "1"});
+  Http h(s.port(), "s3cret");
+  auto [u1, unauth] = Http(s.port()).post("/evaluate", evaluate_body("ok_scale_add_alpha.py"));
+  EXPECT_EQ(u1, 401);
+  EXPECT_NE(unauth["error"].get<std::string>().find("Authorization: Bearer"), std::string::npos);
+  EXPECT_EQ(Http(s.port(), "wrong").post("/evaluate", evaluate_body("ok_scale_add_alpha.py")).first, 401);
+  EXPECT_EQ(Http(s.port()).get("/metrics").first, 401);
+
+  auto raw = h.c.Post("/evaluate", "{not json", "application/json");
+  ASSERT_TRUE(raw);
+  EXPECT_EQ(raw->status, 400);
+  EXPECT_NE(raw->body.find("not JSON"), std::string::npos);
+  auto [m1, missing] = h.post("/evaluate", {{"task_id", "scale_add"}, {"reference_code", "x"}});
+  EXPECT_EQ(m1, 400);
+  EXPECT_NE(missing["error"].get<std::string>().find("kernel_code"), std::string::npos);
+  auto [m2, unknown] = h.post("/evaluate", {{"task_id", "level9/none"}, {"kernel_code", "x"}});
+  EXPECT_EQ(m2, 400);
+  EXPECT_NE(unknown["error"].get<std::string>().find("reference_code"), std::string::npos);
+  auto [m3, bad_batch] = h.post("/evaluate/batch", {{"requests", {evaluate_body("ok_scale_add_alpha.py"), {{"task_id", 3}}}}});
+  EXPECT_EQ(m3, 400);
+  EXPECT_NE(bad_batch["error"].get<std::string>().find("requests[1]"), std::string::npos);
+
+  auto big = h.post("/evaluate", {{"task_id", "scale_add"}, {"kernel_code", std::string(2 << 20, 'x')}});
+  EXPECT_EQ(big.first, 413);
+  EXPECT_NE(big.second["error"].get<std::string>().find("larger"), std::string::npos);
+
+  // A batch that can never fit is refused outright.
+  json three = {{"requests", {evaluate_body("ok_scale_add_alpha.py"), evaluate_body("ok_scale_add_out_buffers.py"),
+                              evaluate_body("incorrect_scale_add_zeros.py")}}};
+  auto never = h.post("/evaluate/batch", three);
+  EXPECT_EQ(never.first, 400);
+  EXPECT_NE(never.second["error"].get<std::string>().find("split it"), std::string::npos);
+  // One job pending, then two more do not fit a queue of two: none of them is stored, and the
+  // client is told when to retry.
+  ASSERT_EQ(h.post("/evaluate", evaluate_body("ok_scale_add_alpha.py")).first, 202);
+  json two = {{"requests", {evaluate_body("ok_scale_add_out_buffers.py"), evaluate_body("incorrect_scale_add_zeros.py")}}};
+  auto full = h.c.Post("/evaluate/batch", two.dump(), "application/json");
+  ASSERT_TRUE(full);
+  EXPECT_EQ(full->status, 429);
+  EXPECT_GE(std::atoi(full->get_header_value("Retry-After").c_str()), 1);
+  // Of everything above, one job was stored.
+  auto metrics = h.c.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  int64_t jobs = 0;
+  std::regex total(R"(cudal1_jobs_total\{status="\w+"\} (\d+))");
+  for (std::sregex_iterator it(metrics->body.begin(), metrics->body.end(), total), end; it != end; ++it) jobs += std::stoll((*it)[1]);
+  EXPECT_EQ(jobs, 1);
+}
+
+// kill -9 while a batch is being evaluated, then a restart on the same files: every job the
+// client was told about ends, done or failed, and none gets a verdict other than its own.
+TEST_F(ServeTest, AKilledServiceRunsItsUnfinishedJobsAfterARestart) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"ok_scale_add_alpha.py", "ok"}, {"incorrect_scale_add_off_by_5pct.py", "incorrect"},
+      {"ok_scale_add_out_buffers.py", "ok"}, {"rejected_scale_add_inplace_on_y.py", "rejected"},
+      {"incorrect_scale_add_zeros.py", "incorrect"}, {"ok_scale_add_joined_threads.py", "ok"}};
+  json batch = {{"requests", json::array()}};
+  for (auto& [file, _] : cases) batch["requests"].push_back(evaluate_body(file));
+  std::vector<std::string> ids;
+  std::map<std::string, json> before;  // jobs done before the kill
+  {
+    Server s(dir, {"--no-auth", "--lanes", "1"});
+    Http h(s.port());
+    auto [code, sub] = h.post("/evaluate/batch", batch);
+    ASSERT_EQ(code, 202);
+    for (auto& id : sub["job_ids"]) ids.push_back(id);
+    // Kill once the first job is done and the next one is running.
+    for (auto end = Clock::now() + std::chrono::seconds(120); Clock::now() < end;) {
+      auto [hc, health] = h.get("/healthz");
+      if (h.get("/results/" + ids[0]).first == 200 && health["running"] == 1) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    for (auto& id : ids) {
+      auto [rc, r] = h.get("/results/" + id);
+      if (rc == 200) before[id] = r;
+    }
+    ASSERT_FALSE(before.empty());
+    ASSERT_LT(before.size(), ids.size()) << "every job finished before the kill";
+    s.kill_hard();
+  }
+  Server again(dir, {"--no-auth", "--lanes", "2"});
+  EXPECT_NE(again.log().find("interrupted before and run again"), std::string::npos) << again.log();
+  Http h(again.port());
+  int rerun = 0;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    json r = h.wait(ids[i]);
+    ASSERT_EQ(r["status"], "done") << cases[i].first << ": " << r.dump();
+    EXPECT_EQ(r["verdict"], cases[i].second) << cases[i].first;
+    if (before.count(ids[i])) EXPECT_EQ(r["verdict"], before[ids[i]]["verdict"]);
+    rerun += r["attempts"].get<int>() > 1;
+  }
+  EXPECT_GE(rerun, 1);  // the job running at the kill ran again
+}
+
+// 200 concurrent submissions (the same file, so one evaluation and the store's answer for the
+// rest): every one acknowledged and finished; latency percentiles printed.
+TEST_F(ServeTest, TwoHundredConcurrentRequestsAreAllAnswered) {
+  Server s(dir, {"--token", "t", "--lanes", "2", "--max-queue", "1000"});
+  const json body = evaluate_body("ok_scale_add_alpha.py");
+  const int n = 200;
+  std::vector<std::future<std::pair<double, std::string>>> subs;
+  const auto start = Clock::now();
+  for (int i = 0; i < n; ++i)
+    subs.push_back(std::async(std::launch::async, [&] {
+      Http h(s.port(), "t");
+      auto t0 = Clock::now();
+      auto [code, r] = h.post("/evaluate", body);
+      double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+      return std::pair{ms, code == 202 ? r["job_id"].get<std::string>() : "HTTP " + std::to_string(code) + " " + r.dump()};
+    }));
+  std::vector<double> submit_ms;
+  std::vector<std::string> ids;
+  for (auto& f : subs) {
+    auto [ms, id] = f.get();
+    submit_ms.push_back(ms), ids.push_back(id);
+  }
+  Http h(s.port(), "t");
+  std::vector<double> done_s;
+  for (auto& id : ids) {
+    ASSERT_EQ(id.rfind("HTTP", 0), std::string::npos) << id;
+    json r = h.wait(id);
+    ASSERT_EQ(r["status"], "done");
+    EXPECT_EQ(r["accepted"], true);
+    done_s.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  std::sort(submit_ms.begin(), submit_ms.end());
+  auto pct = [&](double p) { return submit_ms[std::size_t(p * double(n - 1))]; };
+  std::printf("[ load     ] %d concurrent POST /evaluate: p50 %.1f ms, p95 %.1f ms, p99 %.1f ms, max %.1f ms; all %d done after %.1f s\n",
+              n, pct(0.5), pct(0.95), pct(0.99), submit_ms.back(), n, *std::max_element(done_s.begin(), done_s.end()));
+  EXPECT_LT(pct(0.99), 10000.0);
+}
