@@ -23,7 +23,7 @@ end=$((SECONDS + ${TR_DEADLINE:-100000}))
 left() { echo $((end - SECONDS > 1 ? end - SECONDS : 1)); }
 export CUDAL1_DB=$scratch/trainer.db
 m=$scratch/models
-log=$out/trainer_stages.log
+log=$scratch/trainer_stages.log
 : >"$log"
 step() { echo "== $* (at ${SECONDS}s)" >>"$log"; timeout "$(left)" "$@" >>"$log" 2>&1; local rc=$?; echo "exit $rc" >>"$log"; return $rc; }
 
@@ -39,9 +39,9 @@ measure() {  # NAME MODEL_DIR; a measurement that finished (its summary.json) is
 # The training step, C++ against PyTorch in Python, on the same model, batch and dtype.
 bench_args="--batch ${TR_BENCH_BATCH:-8} --seq ${TR_BENCH_SEQ:-2048} --steps 20 --warmup 5"
 step "$bin" train bench-step --model "$m/init" --full $bench_args -d "$dev" --dtype "${TR_BENCH_DTYPE:-bfloat16}" --json
-grep -h '^{' "$log" | tail -1 >"$out/step_cpp.json"
+grep -h '^{' "$log" | tail -1 >"$scratch/step_cpp.json"
 step python3 bench/train_step_torch.py --model "$m/init" --full $bench_args --device "$dev" --dtype "${TR_BENCH_DTYPE:-bfloat16}" --json
-grep -h '^{' "$log" | tail -1 >"$out/step_torch.json"
+grep -h '^{' "$log" | tail -1 >"$scratch/step_torch.json"
 
 step "$bin" optimize --policy builtin $tasks --rounds 1 --group 3 --lanes "$lanes" --device "$dev" --run "$scratch/data" --name data
 measure init "$m/init"
@@ -58,5 +58,8 @@ measure selfsup "$scratch/selfsup/model"
 measure crl "$scratch/crl/model"
 
 done_stages=$(for d in sft selfsup crl; do [ -f "$scratch/$d/train_log.jsonl" ] && echo "$scratch/$d"; done)
-[ -n "$done_stages" ] && "$bin" train report $done_stages --out "$out/train_report.html" >>"$log" 2>&1
-python3 bench/trainer_summary.py "$scratch" "$out/step_cpp.json" "$out/step_torch.json"
+[ -n "$done_stages" ] && "$bin" train report $done_stages --out "$scratch/train_report.html" >>"$log" 2>&1
+python3 bench/trainer_summary.py "$scratch" "$scratch/step_cpp.json" "$scratch/step_torch.json"
+# One file back (a device call returns only a few): logs, measurements, the report.
+tar -czf "$out/trainer_files.tgz" -C "$scratch" --ignore-failed-read trainer_stages.log step_cpp.json step_torch.json \
+  train_report.html $(cd "$scratch" && ls -d */train_log.jsonl eval_*/summary.json eval_*/samples.jsonl 2>/dev/null)
