@@ -6,6 +6,7 @@
 #include <random>
 
 #include "core/error.h"
+#include "store/sqlite_guard.h"
 
 namespace cudal1::service {
 
@@ -42,13 +43,8 @@ std::string new_id() {
 
 template <typename F>
 auto guarded(const std::filesystem::path& path, const char* what, F&& f) {
-  try {
-    return f();
-  } catch (const SQLite::Exception& e) {
-    throw Error(ErrorKind::store, std::string(what) + " failed: " + e.what(),
-                "check that " + path.string() + " is the service's job file on a writable disk, or pass another --jobs",
-                path.string());
-  }
+  return sqlite_guarded(path, what, "check that " + path.string() + " is the service's job file on a writable disk, or pass another --jobs",
+                        std::forward<F>(f));
 }
 
 Job read_job(SQLite::Statement& q) {

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "core/error.h"
+#include "store/sqlite_guard.h"
 
 namespace cudal1 {
 
@@ -72,14 +73,8 @@ CREATE INDEX IF NOT EXISTS evaluations_key
 
 template <typename F>
 auto guarded(const std::filesystem::path& path, const char* what, F&& f) {
-  try {
-    return f();
-  } catch (const SQLite::Exception& e) {
-    throw Error(ErrorKind::store, std::string(what) + " failed: " + e.what(),
-                "check that " + path.string() +
-                    " is a cudal1 store on a writable disk, or pass another --db",
-                path.string());
-  }
+  return sqlite_guarded(path, what, "check that " + path.string() + " is a cudal1 store on a writable disk, or pass another --db",
+                        std::forward<F>(f));
 }
 
 }  // namespace

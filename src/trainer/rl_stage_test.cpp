@@ -57,13 +57,6 @@ RoundAnswer answer(std::vector<int64_t> completion, double advantage, bool accep
   return {{5, 6, 7, 8}, std::move(completion), advantage, accepted};
 }
 
-std::size_t lines(const fs::path& f) {
-  std::ifstream in(f);
-  std::size_t n = 0;
-  for (std::string l; std::getline(in, l);) ++n;
-  return n;
-}
-
 }  // namespace
 
 TEST(RlStep, GrpoRaisesTheBetterAnswerAndLowersTheWorse) {
@@ -218,7 +211,7 @@ TEST(RlStage, SelfSupervisedRoundEvaluatesTheModelsAnswersLearnsAndLogs) {
   EXPECT_TRUE(r1.updated);
   EXPECT_GT(r1.raw_reward_mean, 0.0);  // accepted and timed: the eager speedup
   EXPECT_TRUE(fs::exists(t.o.out_dir / "adapter" / "adapter_model.safetensors"));
-  EXPECT_EQ(lines(t.o.out_dir / "train_log.jsonl"), 1u);
+  EXPECT_EQ(test::count_lines(t.o.out_dir / "train_log.jsonl"), 1u);
   // A finished OUT is not trained into again.
   auto e = test::expect_error([&] { run_rl_stage(*t.store, t.o); });
   EXPECT_EQ(e.kind(), ErrorKind::usage);
@@ -243,7 +236,7 @@ TEST(RlStage, ContrastiveRunResumesAtItsNextRoundAndLogsGrpoTerms) {
   EXPECT_EQ(s.resumed_at, 1);
   ASSERT_EQ(s.trained.size(), 1u);
   EXPECT_EQ(s.trained[0].round, 2);
-  EXPECT_EQ(lines(t.o.out_dir / "train_log.jsonl"), 2u);
+  EXPECT_EQ(test::count_lines(t.o.out_dir / "train_log.jsonl"), 2u);
   auto stored = t.store->run_samples(s.loop_run);
   ASSERT_EQ(stored.size(), 4u);  // 2 rounds of 2, none sampled twice
   std::ifstream log(t.o.out_dir / "train_log.jsonl");

@@ -42,13 +42,6 @@ struct SftSetup {
   }
 };
 
-std::size_t lines(const fs::path& f) {
-  std::ifstream in(f);
-  std::size_t n = 0;
-  for (std::string l; std::getline(in, l);) ++n;
-  return n;
-}
-
 }  // namespace
 
 // Every weight trains here: a rank-4 adapter on frozen random 32-wide embeddings learns slowly
@@ -63,8 +56,8 @@ TEST(Sft, FullFineTuningLearnsTheStoresAnswersAndSavesTheModel) {
   EXPECT_EQ(s.output.filename(), "model");
   auto reloaded = load_causal_lm(s.output);  // Hugging Face's layout, loadable again
   EXPECT_EQ(reloaded->config().vocab_size, load_causal_lm(t.o.model_dir)->config().vocab_size);
-  EXPECT_EQ(lines(t.o.out_dir / "sft.jsonl"), 4u);
-  EXPECT_EQ(lines(t.o.out_dir / "train_log.jsonl"), 40u);
+  EXPECT_EQ(test::count_lines(t.o.out_dir / "sft.jsonl"), 4u);
+  EXPECT_EQ(test::count_lines(t.o.out_dir / "train_log.jsonl"), 40u);
   EXPECT_FALSE(fs::exists(t.o.out_dir / "checkpoint")) << "a finished run leaves no checkpoint to resume";
 }
 
@@ -88,7 +81,7 @@ TEST(Sft, AStoppedRunResumesToTheSameAdapter) {
   EXPECT_TRUE(fs::exists(s.output / "adapter_config.json"));
   EXPECT_EQ(s.resumed_at, 4);
   EXPECT_EQ(s.steps, 6);
-  EXPECT_EQ(lines(cut.o.out_dir / "train_log.jsonl"), 6u) << "step 5's line must not stay twice";
+  EXPECT_EQ(test::count_lines(cut.o.out_dir / "train_log.jsonl"), 6u) << "step 5's line must not stay twice";
   auto a = SafetensorsFile::open(whole.o.out_dir / "adapter" / "adapter_model.safetensors").all(true);
   auto b = SafetensorsFile::open(s.output / "adapter_model.safetensors").all(true);
   ASSERT_EQ(a.size(), b.size());

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <string>
 
@@ -90,6 +91,14 @@ inline void write_tiny_llama(const std::filesystem::path& dir, uint64_t seed = 7
   model.save_pretrained(dir);
   for (const char* f : {"tokenizer.json", "tokenizer_config.json"})
     std::filesystem::copy_file(tok_dir / f, dir / f, std::filesystem::copy_options::overwrite_existing);
+}
+
+// Lines of a text file (a stage's per-step log).
+inline std::size_t count_lines(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::size_t n = 0;
+  for (std::string l; std::getline(in, l);) ++n;
+  return n;
 }
 
 // Runs `f` and returns the cudal1::Error it throws (fails the test if it throws none).
