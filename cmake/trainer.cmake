@@ -4,11 +4,13 @@
 # libtorch comes from find_package(Torch): Debian's libtorch-dev (CPU) here, the pip wheel's
 # (CUDA) on the GPU machine through -DTorch_DIR=.../site-packages/torch/share/cmake/Torch. Without
 # it nothing of the trainer is built and configure still succeeds: the evaluator needs no torch.
-if(CUDAL1_STATIC AND NOT Torch_DIR)
-  # The static build carries the CLI to the GPU machine, which has no Debian libtorch: only an
-  # explicit Torch_DIR (the wheel's, as scripts/build_gpu_trainer.sh gives) brings the trainer in,
-  # never a libtorch found by chance on this machine.
-  message(STATUS "cudal1: static build without Torch_DIR, the trainer is not part of it")
+option(CUDAL1_STATIC_TRAINER "a static build with the trainer, against the libtorch of Torch_DIR (scripts/build_gpu_trainer.sh)" OFF)
+if(CUDAL1_STATIC AND NOT CUDAL1_STATIC_TRAINER)
+  # The static build carries the CLI to the GPU machine, which has no Debian libtorch: only when
+  # asked for (with the wheel's Torch_DIR, as scripts/build_gpu_trainer.sh does) is the trainer
+  # linked in, never against a libtorch found by chance on this machine (a Torch_DIR cached by an
+  # earlier configure would do that).
+  message(STATUS "cudal1: static build, the trainer is not part of it (CUDAL1_STATIC_TRAINER=ON with Torch_DIR adds it)")
   return()
 endif()
 if(NOT TARGET cudal1_tokenizer)

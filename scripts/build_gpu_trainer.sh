@@ -47,7 +47,7 @@ fi
 export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0}  # the H200; no GPU here to detect
 
 echo "build_gpu_trainer: libtorch from $torch_dir, into $build, -j$jobs"
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCUDAL1_STATIC=ON \
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCUDAL1_STATIC=ON -DCUDAL1_STATIC_TRAINER=ON \
   -DTorch_DIR="$torch_dir"
 if ! grep -q 'CUDAL1_HAVE_TRAINER=1' "$build/build.ninja"; then
   echo "build_gpu_trainer: configure left the trainer out (see the cmake output above)" >&2
