@@ -128,6 +128,22 @@ double QueueStats::idle_share() const {
   return std::max(0.0, 1.0 - busy / (wall_s * double(lane_busy_s.size())));
 }
 
+LaneShares lane_shares(const QueueConfig& config) {
+  LaneShares shares;
+  std::map<std::string, int> lanes_on;
+  for (auto& d : config.devices) lanes_on[d]++;
+  for (auto& [d, n] : lanes_on)
+    if (n > 1) shares.gates[d] = std::make_shared<DeviceGate>();
+  if (config.devices.size() > 1)
+    shares.memory = std::make_shared<MemoryBudget>(config.memory_budget_bytes ? config.memory_budget_bytes : default_memory_budget());
+  return shares;
+}
+
+std::shared_ptr<DeviceGate> LaneShares::gate_for(const std::string& device) const {
+  auto it = gates.find(device);
+  return it == gates.end() ? nullptr : it->second;
+}
+
 QueueStats run_queue(const std::vector<QueueJob>& jobs, const QueueConfig& config,
                      const std::function<void(const QueueResult&)>& on_result) {
   if (config.devices.empty()) throw Error(ErrorKind::usage, "no device to run evaluations on", "name at least one device");
@@ -180,21 +196,13 @@ QueueStats run_queue(const std::vector<QueueJob>& jobs, const QueueConfig& confi
     on_result(qr);
   };
 
-  // Lanes on the same device share its gate: their timing never overlaps (core/device_gate.h).
-  std::map<std::string, int> lanes_on;
-  for (auto& d : config.devices) lanes_on[d]++;
-  std::map<std::string, std::shared_ptr<DeviceGate>> gates;
-  for (auto& [d, n] : lanes_on)
-    if (n > 1) gates[d] = std::make_shared<DeviceGate>();
-
-  std::shared_ptr<MemoryBudget> memory;
-  if (config.devices.size() > 1)
-    memory = std::make_shared<MemoryBudget>(config.memory_budget_bytes ? config.memory_budget_bytes : default_memory_budget());
+  const LaneShares shares = lane_shares(config);
+  const std::shared_ptr<MemoryBudget>& memory = shares.memory;
 
   std::vector<std::thread> threads;
   for (std::size_t lane = 0; lane < config.devices.size(); ++lane) {
     const std::string& device = config.devices[lane];
-    std::shared_ptr<DeviceGate> device_gate = gates.count(device) ? gates[device] : nullptr;
+    std::shared_ptr<DeviceGate> device_gate = shares.gate_for(device);
     if (config.prefetch <= 0) {  // the stock way: prepare and run on the lane, one after the other
       threads.emplace_back([&, lane, device, device_gate] {
         for (;;) {

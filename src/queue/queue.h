@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -56,6 +57,15 @@ struct QueueStats {
   double evaluations_per_hour() const { return wall_s > 0 ? 3600.0 * double(done + failed) / wall_s : 0; }
   double idle_share() const;        // over all lanes: 1 - busy / (lanes * wall)
 };
+
+// What the lanes of one queue share: each device named more than once gets a gate (checks
+// overlap, timing does not), and with more than one lane all share the host's memory budget.
+struct LaneShares {
+  std::map<std::string, std::shared_ptr<DeviceGate>> gates;
+  std::shared_ptr<MemoryBudget> memory;  // null with one lane
+  std::shared_ptr<DeviceGate> gate_for(const std::string& device) const;  // null: the lane has it alone
+};
+LaneShares lane_shares(const QueueConfig& config);
 
 // Runs every job; on_result is called once per job, from one thread at a time, as each ends.
 QueueStats run_queue(const std::vector<QueueJob>& jobs, const QueueConfig& config,
