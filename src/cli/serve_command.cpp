@@ -1,5 +1,9 @@
 // cli/serve: `cudal1 serve` — the reward service for external RL trainers (service/service.h,
 // docs/serve.md). Built with the HTTP library (not in the static build for the GPU machine).
+#include <pthread.h>
+
+#include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
@@ -26,15 +30,14 @@ struct ServeArgs {
   bool no_auth = false, no_timing = false, baselines = false;
 };
 
-service::RewardService* running = nullptr;
-
-extern "C" void stop_on_signal(int) {
-  // Only flags and a socket shutdown: the lanes finish the evaluation they are in, unfinished
-  // jobs stay in the job file and run again at the next start.
-  if (running) running->stop();
-}
-
 void run_serve(const ServeArgs& a) {
+  // SIGINT and SIGTERM go to one thread that waits for them (blocked everywhere else, before any
+  // thread starts): stopping takes locks, which a signal handler must not.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   std::string device = a.device;
   if (device == "auto") {
     try {
@@ -62,17 +65,35 @@ void run_serve(const ServeArgs& a) {
   std::unique_ptr<BuildService> builds = attach_build_service(c.queue, {});
   service::RewardService svc(c, *store);
   const int port = svc.bind();
-  running = &svc;
-  std::signal(SIGINT, stop_on_signal);
-  std::signal(SIGTERM, stop_on_signal);
   service::JobCounts counts = svc.jobs().counts();
   std::cerr << "cudal1 serve: listening on http://" << a.host << ":" << port << " (" << c.queue.devices.size() << " lanes on "
             << device << (c.no_auth ? ", no auth" : ", bearer token required") << "); jobs in " << c.jobs_path.string()
             << " (" << counts.queued << " queued";
   if (svc.jobs().requeued_at_start()) std::cerr << ", " << svc.jobs().requeued_at_start() << " of them interrupted before and run again";
   std::cerr << "), verdicts in " << store->path().string() << std::endl;
-  svc.run();
-  running = nullptr;
+  std::atomic<bool> finished{false};
+  std::thread stopper([&] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    // The lanes finish the evaluation they are in; unfinished jobs stay in the job file and run
+    // at the next start. Repeated: a stop before the server listens would be lost.
+    while (!finished) {
+      svc.stop();
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+  auto end_stopper = [&] {
+    finished = true;
+    pthread_kill(stopper.native_handle(), SIGTERM);  // wakes the waiter when no signal came
+    stopper.join();
+  };
+  try {
+    svc.run();
+  } catch (...) {
+    end_stopper();  // a joinable thread left behind would end the process without the error
+    throw;
+  }
+  end_stopper();
   std::cerr << "cudal1 serve: stopped; unfinished jobs run at the next start" << std::endl;
 }
 

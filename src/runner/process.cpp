@@ -67,6 +67,11 @@ bool make_dirs(char* path, std::size_t prefix) {
 [[noreturn]] void exec_child(const ProcessSpec& spec, char* const* argv, char* const* envp,
                              int req_r, int rep_w, int out_w, int err_w, int status_w) {
   setsid();
+  // A mask survives execve: signals the parent blocks for its own reasons (serve waits for SIGTERM
+  // on one thread) must still reach the child.
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
   int devnull = open("/dev/null", O_RDONLY);
   // Move the pipes to fds above 10 first so the dup2s below cannot clobber each other.
   int fds[4] = {req_r, rep_w, out_w, err_w};

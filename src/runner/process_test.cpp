@@ -41,6 +41,18 @@ TEST(Process, TimeoutThenKill) {
   EXPECT_TRUE(p.exit_info()->signaled);
 }
 
+TEST(Process, TheChildBlocksNoSignalThatTheParentBlocks) {
+  sigset_t term, before;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &term, &before);
+  Process p(shell("grep SigBlk /proc/self/status >&4"));
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  std::string line;
+  ASSERT_EQ(p.read_line(5s, line), WaitOutcome::line);
+  EXPECT_EQ(line, "SigBlk:\t0000000000000000");
+}
+
 TEST(Process, SignalDeathIsReported) {
   Process p(shell("kill -SEGV $$"));
   std::string line;
