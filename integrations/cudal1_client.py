@@ -65,7 +65,7 @@ class Client:
         self.retries = retries
         self.backoff_s = backoff_s
         self.max_backoff_s = max_backoff_s
-        # Below --max-queue and --max-body-mb: a batch that can never fit would get 429 forever.
+        # Below --max-queue and --max-body-mb: a batch that can never fit gets 400.
         self.max_batch = max_batch
         self.sleep = sleep
 

@@ -17,4 +17,9 @@ std::string read_file(const std::filesystem::path& path);
 // Writes `text` as the whole file, making its folder; throws Error(input) with `hint` when it cannot.
 void write_file(const std::filesystem::path& path, const std::string& text, const std::string& hint);
 
+// The same, for a file something durable (a job row written with synchronous=FULL) points to:
+// written under a temporary name, synced, renamed into place and its folder synced, so after a
+// crash or a power cut the path holds the whole text or does not exist.
+void write_file_durably(const std::filesystem::path& path, const std::string& text, const std::string& hint);
+
 }  // namespace cudal1

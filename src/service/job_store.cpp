@@ -2,7 +2,12 @@
 #include "service/job_store.h"
 
 #include <SQLiteCpp/SQLiteCpp.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <random>
 
 #include "core/error.h"
@@ -76,6 +81,25 @@ const char* job_state_name(JobState s) {
 JobStore::JobStore(const std::filesystem::path& path) : path_(path) {
   std::error_code ec;
   if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
+  const std::string lock_path = path.string() + ".lock";
+  lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd_ < 0)
+    throw Error(ErrorKind::input, "cannot open " + lock_path + ": " + std::strerror(errno),
+                "check that the job file's folder is writable, or pass another --jobs");
+  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    ::close(lock_fd_);
+    throw Error(ErrorKind::usage, "the job file " + path.string() + " is in use by another running cudal1 serve",
+                "stop that service first, or give this one its own file with --jobs");
+  }
+  try {
+    open_database();
+  } catch (...) {
+    ::close(lock_fd_);  // no destructor runs for a constructor that throws
+    throw;
+  }
+}
+
+void JobStore::open_database() {
   guarded(path_, "opening the job file", [&] {
     db_ = std::make_unique<SQLite::Database>(path_.string(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
     db_->setBusyTimeout(10000);
@@ -88,7 +112,10 @@ JobStore::JobStore(const std::filesystem::path& path) : path_(path) {
   });
 }
 
-JobStore::~JobStore() = default;
+JobStore::~JobStore() {
+  db_.reset();
+  ::close(lock_fd_);  // releases the lock
+}
 
 std::optional<std::vector<std::string>> JobStore::submit(const std::vector<nlohmann::json>& requests, int64_t max_pending) {
   std::lock_guard lock(m_);

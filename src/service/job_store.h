@@ -38,7 +38,9 @@ struct JobCounts {
 
 class JobStore {
  public:
-  // Opens or creates the file; jobs a crashed service left running are queued again.
+  // Opens or creates the file; jobs a crashed service left running are queued again. Holds the
+  // file alone while open (a lock on PATH.lock): a second service would queue the first one's
+  // running jobs again. Throws Error(usage) when another process holds it.
   explicit JobStore(const std::filesystem::path& path);
   ~JobStore();
 
@@ -54,7 +56,10 @@ class JobStore {
   const std::filesystem::path& path() const { return path_; }
 
  private:
+  void open_database();
+
   std::filesystem::path path_;
+  int lock_fd_ = -1;
   std::unique_ptr<SQLite::Database> db_;
   std::mutex m_;
   int64_t requeued_ = 0;

@@ -23,7 +23,8 @@ struct BadRequest {
 
 void reply(httplib::Response& res, int status, const json& body) {
   res.status = status;
-  res.set_content(body.dump(), "application/json");
+  // Client text that is not UTF-8 (a path, a field) is replaced, never a reason to throw.
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }
 
 void reply_error(httplib::Response& res, int status, const std::string& message) {
@@ -47,15 +48,11 @@ std::string text_field(const json& body, const char* key, const std::string& whe
   return body[key].get<std::string>();
 }
 
-// The file of this content under work/files, named by its hash, written whole before it is named.
+// The file of this content under work/files, named by its hash. Durable before the job row that
+// names it is: a job acknowledged before a power cut must find its code whole afterwards.
 std::string content_file(const fs::path& work, const std::string& text) {
   fs::path file = work / "files" / (sha256_hex(text) + ".py");
-  if (!fs::exists(file)) {
-    fs::path tmp = file;
-    tmp += ".tmp" + std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
-    write_file(tmp, text, "check that the service's --work folder is writable");
-    fs::rename(tmp, file);
-  }
+  if (!fs::exists(file)) write_file_durably(file, text, "check that the service's --work folder is writable");
   return file.string();
 }
 
@@ -142,11 +139,21 @@ void RewardService::reward(const httplib::Request& req, httplib::Response& res) 
     if (parsed.outcome != policy::ResponseOutcome::ok) continue;
     const std::string label = labels[i];
     json one = {{"task_id", label}, {"kernel_code", parsed.code}};
-    if (task_file(label).empty()) one = {{"task_id", "reward"}, {"reference_code", label}, {"kernel_code", parsed.code}};
+    // A task's source spans lines; a one-line label that names no bundled task is a mistyped id,
+    // which would otherwise come back as a silent reward of 0 for every sample.
+    if (task_file(label).empty()) {
+      if (label.find('\n') == std::string::npos)
+        throw BadRequest{"labels[" + std::to_string(i) + "]: \"" + label + "\" is not a task of the bundled suite "
+                         "(such as level1/19_ReLU) nor a task's KernelBench source"};
+      one = {{"task_id", "reward"}, {"reference_code", label}, {"kernel_code", parsed.code}};
+    }
     job_of[i] = int(requests.size());
     requests.push_back(job_request(one, "labels[" + std::to_string(i) + "]"));
   }
   std::vector<std::string> ids;
+  if (int64_t(requests.size()) > config_.max_pending)
+    throw BadRequest{std::to_string(requests.size()) + " answers with code can never fit a queue of " +
+                     std::to_string(config_.max_pending) + " (--max-queue): send fewer at a time"};
   if (!requests.empty()) {
     auto got = jobs_.submit(requests, config_.max_pending);
     if (!got) {
@@ -166,7 +173,13 @@ void RewardService::reward(const httplib::Request& req, httplib::Response& res) 
       if (!finished(jobs[k])) jobs[k] = jobs_.get(ids[k]).value_or(Job{});
       all = all && finished(jobs[k]);
     }
-    if (all || stopping_) break;
+    if (all) break;
+    if (stopping_) {  // the jobs stay queued and run at the next start
+      res.set_header("Retry-After", "30");
+      reply(res, 503, {{"error", "the service is stopping; follow the jobs with GET /results/{job_id} once it is back"},
+                       {"job_ids", ids}});
+      return;
+    }
     if (std::chrono::steady_clock::now() > deadline) {
       reply(res, 504, {{"error", "the evaluations did not finish in time; follow them with GET /results/{job_id}"},
                        {"job_ids", ids}});
@@ -250,6 +263,25 @@ void RewardService::routes() {
                                 " MB, --max-body-mb); split a batch into smaller ones");
     else if (res.status == 404 && res.body.empty())
       reply_error(res, 404, "no endpoint " + req.method + " " + req.path + " (see docs/serve.md)");
+  });
+  // Before any body is read: httplib bounds a body by its Content-Length only, and reads one for
+  // PUT, PATCH and DELETE as well. So only GET and POST are taken, and a POST must state its
+  // length (a chunked or compressed body, in any spelling, would get past --max-body-mb).
+  http_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (req.method != "GET" && req.method != "POST") {
+      res.set_header("Allow", "GET, POST");
+      reply_error(res, 405, "the service takes GET and POST only (see docs/serve.md)");
+    } else if (req.method != "POST") {
+      return httplib::Server::HandlerResponse::Unhandled;
+    } else if (req.has_header("Content-Encoding")) {
+      reply_error(res, 415, "compressed bodies are not taken: send the JSON as it is");
+    } else if (!req.has_header("Content-Length") || req.has_header("Transfer-Encoding")) {
+      reply_error(res, 411, "a POST needs a Content-Length and no Transfer-Encoding (no chunked bodies)");
+    } else {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    res.set_header("Connection", "close");
+    return httplib::Server::HandlerResponse::Handled;
   });
 }
 

@@ -4,11 +4,12 @@
 
 #include <httplib.h>
 
+#include <sys/socket.h>
+
 #include <chrono>
 #include <cmath>
 #include <fstream>
-
-#include <sys/socket.h>
+#include <iostream>
 
 #include "core/error.h"
 #include "core/hash.h"
@@ -51,6 +52,7 @@ RewardService::RewardService(ServiceConfig config, Store& store)
                 "pass --token or set CUDAL1_SERVE_TOKEN; on loopback only, --no-auth turns auth off");
   if (config_.queue.devices.empty()) throw Error(ErrorKind::usage, "the service has no lane", "pass --lanes 1 or more");
   fs::create_directories(config_.work_dir / "files");
+  shares_ = lane_shares(config_.queue);
   if (fs::is_directory(config_.suite))
     for (auto& e : discover_tasks(config_.suite)) suite_tasks_[e.name] = e.path.string();
   routes();
@@ -84,7 +86,10 @@ int RewardService::bind() {
 
 void RewardService::run() {
   for (auto& device : config_.queue.devices) lanes_.emplace_back([this, device] { lane(device); });
-  http_->listen_after_bind();
+  if (!stopping_) http_->listen_after_bind();
+  // However listening ended (stop(), or an accept error), the lanes end too.
+  stopping_ = true;
+  wake_.notify_all();
   for (auto& t : lanes_)
     if (t.joinable()) t.join();
 }
@@ -108,22 +113,37 @@ void RewardService::lane(const std::string& device) {
       wake_.wait_for(lock, std::chrono::milliseconds(500));
       continue;
     }
-    run_job(*job, device);
+    try {
+      run_job(*job, device);
+    } catch (const std::exception&) {
+      // Recording the end failed (the job file or the store): the job stays running in the file
+      // and is queued again at the next start; this lane goes on.
+    }
     wake_.notify_all();
   }
 }
 
 void RewardService::run_job(const Job& job, const std::string& device) {
-  const json& r = job.request;
-  EvalOptions o = config_.eval;
-  o.device = device;
-  o.task_path = r.at("task_path").get<std::string>(), o.candidate_path = r.at("candidate_path").get<std::string>();
-  o.timing = r.value("timing", o.timing), o.baselines = r.value("baselines", o.baselines);
-  o.cache_store = &store_;
+  if (job.attempts > config_.max_attempts) {
+    jobs_.finish(job.id, JobState::failed,
+                 {{"error", "the service stopped " + std::to_string(job.attempts - 1) +
+                                " times while evaluating this job; it is not tried again"}});
+    return;
+  }
   try {
+    const json& r = job.request;
+    EvalOptions o = config_.eval;
+    o.device = device;
+    o.task_path = r.at("task_path").get<std::string>(), o.candidate_path = r.at("candidate_path").get<std::string>();
+    o.timing = r.value("timing", o.timing), o.baselines = r.value("baselines", o.baselines);
+    o.cache_store = &store_;
+    o.device_gate = shares_.gate_for(device);
+    o.memory_budget = shares_.memory;
     const std::string task_src = read_file(o.task_path), cand_src = read_file(o.candidate_path);
     // A job run again after a crash finds the verdict its first run saved: the same answer.
-    std::optional<EvalResult> result = store_.find(sha256_hex(task_src), sha256_hex(cand_src), o.protocol_key(), device);
+    std::optional<EvalResult> result;
+    for (auto& d : config_.queue.devices)  // whichever lane judged it before
+      if (!result) result = store_.find(sha256_hex(task_src), sha256_hex(cand_src), o.protocol_key(), d);
     if (!result) {
       QueueConfig qc = config_.queue;
       qc.devices = {device};
@@ -141,7 +161,14 @@ void RewardService::run_job(const Job& job, const std::string& device) {
                      {{"error", error ? error->describe() : std::string("the evaluation did not run")}});
         return;
       }
-      store_.save(*result, o.protocol_key(), lane_device, cand_src);
+      try {
+        store_.save(*result, o.protocol_key(), lane_device, cand_src);
+      } catch (const std::exception& e) {
+        // The job row keeps the verdict; the store only serves later identical jobs, which are
+        // then evaluated again. A verdict is never thrown away for a busy or full store.
+        std::cerr << "cudal1 serve: job " << job.id << "'s verdict was not saved in the results store (" << e.what()
+                  << "); the job keeps it" << std::endl;
+      }
     }
     {
       std::lock_guard lock(metrics_.m);

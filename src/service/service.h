@@ -48,6 +48,7 @@ struct ServiceConfig {
   EvalOptions eval;                     // every job's options (task and candidate set per job)
   QueueConfig queue;                    // devices: one lane thread each
   int64_t max_pending = 1000;           // queued + running jobs at most
+  int max_attempts = 3;                 // a job that stopped the service this often ends failed
   std::size_t max_body_bytes = 8u << 20;
   double reward_timeout_s = 3600;       // how long POST /reward waits for its evaluations
 };
@@ -94,6 +95,7 @@ class RewardService {
   std::condition_variable wake_;  // a job was submitted, or one ended (for /reward's waiters)
   Metrics metrics_;
   std::map<std::string, std::string> suite_tasks_;  // task_id -> path
+  LaneShares shares_;  // the lanes' gates and memory budget, as a queue's lanes share them
 };
 
 // The reply fields of a finished evaluation: correct, accepted, speedup, reward, verdict, flags, result.

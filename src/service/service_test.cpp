@@ -20,9 +20,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/error.h"
 #include "core/hash.h"
 #include "core/paths.h"
 #include "evaluator/fixture_cases.h"
+#include "service/job_store.h"
 
 extern char** environ;
 
@@ -49,7 +51,8 @@ class Server {
     EXPECT_EQ(posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), environ), 0);
     posix_spawn_file_actions_destroy(&fa);
     // The port is in its first line.
-    const std::regex listening(R"(listening on http://127\.0\.0\.1:(\d+))");
+    // The whole first line (it ends with where the verdicts go), not a part of it.
+    const std::regex listening(R"(listening on http://127\.0\.0\.1:(\d+)[^\n]*verdicts in [^\n]*\n)");
     for (auto end = Clock::now() + std::chrono::seconds(30); Clock::now() < end && port_ == 0;) {
       std::smatch m;
       std::string text = cudal1::read_file(log_);
@@ -171,6 +174,30 @@ TEST_F(ServeTest, BadRequestsGetClearErrorsAndNothingIsStored) {
   EXPECT_EQ(Http(s.port(), "wrong").post("/evaluate", evaluate_body("ok_scale_add_alpha.py")).first, 401);
   EXPECT_EQ(Http(s.port()).get("/metrics").first, 401);
 
+  EXPECT_EQ(Http(s.port()).get("/metrics?token=s3cret").first, 200);  // for clients that cannot send a header
+
+  // A body bounded only by the connection, or a path that is not UTF-8: answered, not a crash.
+  auto chunked = h.c.Post("/evaluate", [](size_t offset, httplib::DataSink& sink) {
+    if (offset == 0) sink.write("{}", 2);
+    sink.done();
+    return true;
+  }, "application/json");
+  ASSERT_TRUE(chunked);
+  EXPECT_EQ(chunked->status, 411);
+  // Chunked in another spelling, beside a Content-Length that would let it pass: refused too.
+  auto spelled = h.c.Post("/evaluate", httplib::Headers{{"Transfer-Encoding", "Chunked"}}, "{}", "application/json");
+  ASSERT_TRUE(spelled);
+  EXPECT_EQ(spelled->status, 411);
+  // httplib reads a body for PUT, PATCH and DELETE too: not taken, before any body is read.
+  auto put = h.c.Put("/evaluate", "{}", "application/json");
+  ASSERT_TRUE(put);
+  EXPECT_EQ(put->status, 405);
+  EXPECT_EQ(put->get_header_value("Allow"), "GET, POST");
+  auto odd = h.c.Get("/%ff%fe");
+  ASSERT_TRUE(odd);
+  EXPECT_EQ(odd->status, 404);
+  EXPECT_EQ(h.get("/healthz").first, 200);
+
   auto raw = h.c.Post("/evaluate", "{not json", "application/json");
   ASSERT_TRUE(raw);
   EXPECT_EQ(raw->status, 400);
@@ -181,6 +208,11 @@ TEST_F(ServeTest, BadRequestsGetClearErrorsAndNothingIsStored) {
   auto [m2, unknown] = h.post("/evaluate", {{"task_id", "level9/none"}, {"kernel_code", "x"}});
   EXPECT_EQ(m2, 400);
   EXPECT_NE(unknown["error"].get<std::string>().find("reference_code"), std::string::npos);
+  // OpenRLHF's label: a one-line label that names no bundled task is a mistyped id, not a source.
+  const std::string answer = "## Code Implementation\n```python\n" + fixture("candidates/ok_scale_add_alpha.py") + "```\n";
+  auto [m4, typo] = h.post("/reward", {{"query", {answer}}, {"labels", {"level1/19_ReLUx"}}});
+  EXPECT_EQ(m4, 400);
+  EXPECT_NE(typo["error"].get<std::string>().find("level1/19_ReLUx"), std::string::npos) << typo.dump();
   auto [m3, bad_batch] = h.post("/evaluate/batch", {{"requests", {evaluate_body("ok_scale_add_alpha.py"), {{"task_id", 3}}}}});
   EXPECT_EQ(m3, 400);
   EXPECT_NE(bad_batch["error"].get<std::string>().find("requests[1]"), std::string::npos);
@@ -255,6 +287,36 @@ TEST_F(ServeTest, AKilledServiceRunsItsUnfinishedJobsAfterARestart) {
     rerun += r["attempts"].get<int>() > 1;
   }
   EXPECT_GE(rerun, 1);  // the job running at the kill ran again
+}
+
+// A job whose evaluation took the service down again and again (three starts, each killed while
+// it ran) is not started a fourth time: it ends failed and says why, and the lane goes on.
+TEST_F(ServeTest, AJobThatKeptStoppingTheServiceEndsFailed) {
+  const fs::path jobs = dir / "jobs.db";
+  const std::string task = (cudal1::fixtures_dir() / "tasks/scale_add.py").string();
+  const std::string cand = (cudal1::fixtures_dir() / "candidates/ok_scale_add_alpha.py").string();
+  std::string id;
+  for (int start = 0; start < 3; ++start) {  // each open requeues what the last one left running
+    cudal1::service::JobStore store(jobs);
+    if (start == 0) id = store.submit({json{{"task_path", task}, {"candidate_path", cand}}}, 10).value().at(0);
+    ASSERT_EQ(store.claim().value().id, id);
+  }
+  Server s(dir, {"--no-auth", "--lanes", "1", "--jobs", jobs.string()});
+  Http h(s.port());
+  // The running service holds its job file: a second one would queue its running jobs again.
+  try {
+    cudal1::service::JobStore second(jobs);
+    ADD_FAILURE() << "a second holder of the job file was let in";
+  } catch (const cudal1::Error& e) {
+    EXPECT_EQ(e.kind(), cudal1::ErrorKind::usage);
+    EXPECT_NE(e.describe().find("--jobs"), std::string::npos) << e.describe();
+  }
+  json r = h.wait(id);
+  EXPECT_EQ(r["status"], "failed") << r.dump();
+  EXPECT_NE(r.dump().find("not tried again"), std::string::npos) << r.dump();
+  auto [code, sub] = h.post("/evaluate", evaluate_body("ok_scale_add_alpha.py"));
+  ASSERT_EQ(code, 202);
+  EXPECT_EQ(h.wait(sub["job_id"])["status"], "done");
 }
 
 // 200 concurrent submissions (the same file, so one evaluation and the store's answer for the
