@@ -177,23 +177,25 @@ RlStageSummary run_rl_stage(Store& store, const RlStageOptions& o, const std::fu
   OptimConfig oc = o.optim;
   oc.total_steps = int64_t(o.rounds) * o.ppo_epochs, oc.accumulation = 1;
   Optimizer opt(trainable_parameters(*model, o.full), oc);
-  if (auto state = load_stage_checkpoint(opt, o.out_dir)) {
-    if (state->value("objective", std::string(objective)) != objective)
-      throw Error(ErrorKind::usage, o.out_dir.string() + " holds a " + state->value("objective", std::string()) + " stage",
-                  "use another --out for this stage");
+  rl::LoopConfig c = o.loop;
+  if (c.run_dir.empty()) c.run_dir = o.out_dir / "loop";
+  if (c.run.empty()) c.run = std::string(objective) + ":" + fs::absolute(o.out_dir).lexically_normal().string();
+  if (auto state = load_stage_checkpoint(opt, o.out_dir, objective)) {
     summary.resumed_at = state->value("round", 0);
   } else if (fs::exists(o.out_dir / "adapter") || fs::exists(o.out_dir / "model")) {
     throw Error(ErrorKind::usage, o.out_dir.string() + " holds a finished stage",
                 "use another --out (its answers stay in the store under the loop run's name)");
+  } else if (!fs::exists(c.run_dir) && !store.run_samples(c.run).empty()) {
+    // A stage's folder removed and started again: the loop would take up the store's answers of
+    // the earlier run under the same name, and this model would learn from another policy's.
+    throw Error(ErrorKind::usage, "the store already holds answers of loop run \"" + c.run + "\", from an earlier stage "
+                "with this --out whose folder is gone", "use another --out, or another --db");
   }
-
-  rl::LoopConfig c = o.loop;
-  if (c.run_dir.empty()) c.run_dir = o.out_dir / "loop";
-  if (c.run.empty()) c.run = std::string(objective) + ":" + fs::absolute(o.out_dir).lexically_normal().string();
   c.patience = INT_MAX;  // training keeps asking every task; the loop's early stop is for search
   summary.loop_run = c.run;
   ModelPolicyOptions po = o.sampling;
   if (po.label.empty()) po.label = model_label(o.model_dir);
+  po.keep_tokens = true;  // each round trains on the very tokens it sampled
   ModelPolicy policy(model, encoder, po);
   const RlStepConfig step{o.objective, o.ppo_epochs, o.micro_batch, o.grpo, encoder.pad_token_id()};
 

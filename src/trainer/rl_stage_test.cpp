@@ -215,6 +215,12 @@ TEST(RlStage, SelfSupervisedRoundEvaluatesTheModelsAnswersLearnsAndLogs) {
   // A finished OUT is not trained into again.
   auto e = test::expect_error([&] { run_rl_stage(*t.store, t.o); });
   EXPECT_EQ(e.kind(), ErrorKind::usage);
+  // Nor is one removed and started over: the store's answers under its run's name are another
+  // model's.
+  fs::remove_all(t.o.out_dir);
+  e = test::expect_error([&] { run_rl_stage(*t.store, t.o); });
+  EXPECT_EQ(e.kind(), ErrorKind::usage);
+  EXPECT_NE(e.describe().find("already holds answers"), std::string::npos) << e.describe();
 }
 
 TEST(RlStage, ContrastiveRunResumesAtItsNextRoundAndLogsGrpoTerms) {

@@ -108,7 +108,7 @@ SftRunSummary run_sft(Store& store, const SftRunOptions& o, const std::function<
     throw Error(ErrorKind::usage, "fewer micro-batches (" + std::to_string(micro_total) + ") than --accumulation",
                 "lower --accumulation or --batch, or add --epochs");
   Optimizer opt(params, oc);
-  if (load_stage_checkpoint(opt, o.out_dir)) s.resumed_at = opt.step();
+  if (load_stage_checkpoint(opt, o.out_dir, "sft")) s.resumed_at = opt.step();
   if (dp && world > 1) {
     check_same_resume_step(*dp, opt.step());
     // Factors drawn from the same seed already agree; the broadcast makes sure, whatever drew them.
@@ -151,7 +151,7 @@ SftRunSummary run_sft(Store& store, const SftRunOptions& o, const std::function<
     if (progress) progress(st.step, oc.total_steps, step_loss);
     step_loss = 0;
     if (writes && o.checkpoint_every > 0 && st.step % o.checkpoint_every == 0 && st.step < oc.total_steps)
-      save_stage_checkpoint(opt, nlohmann::json::object(), o.out_dir);
+      save_stage_checkpoint(opt, {{"objective", "sft"}}, o.out_dir);
   }
   s.steps = opt.step();
   model->eval();

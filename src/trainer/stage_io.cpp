@@ -17,24 +17,55 @@ std::vector<std::pair<std::string, torch::Tensor>> trainable_parameters(CausalLM
   return params;
 }
 
+namespace {
+
+// The swap's three folders: the checkpoint in use, the next one being written, the one it
+// replaces while the next is renamed in.
+struct CheckpointPaths {
+  fs::path current, next, previous;
+  explicit CheckpointPaths(const fs::path& out_dir)
+      : current(out_dir / "checkpoint"), next(out_dir / "checkpoint.new"), previous(out_dir / "checkpoint.old") {}
+};
+
+// stage_state.json is written last, and whole (renamed into place): a folder holding it is complete.
+bool complete(const fs::path& folder) { return fs::exists(folder / "stage_state.json"); }
+
+}  // namespace
+
 void save_stage_checkpoint(const Optimizer& opt, const nlohmann::json& state, const fs::path& out_dir) {
-  fs::path next = out_dir / "checkpoint.new", ckpt = out_dir / "checkpoint";
-  fs::remove_all(next);
-  opt.save_checkpoint(next);
-  write_file(next / "stage_state.json", state.dump(2) + "\n", "check that the output folder is writable");
-  fs::remove_all(ckpt);
-  fs::rename(next, ckpt);
+  const CheckpointPaths p(out_dir);
+  fs::remove_all(p.next);
+  opt.save_checkpoint(p.next);
+  write_file_durably(p.next / "stage_state.json", state.dump(2) + "\n", "check that the output folder is writable");
+  // At every moment one complete checkpoint exists under one of the three names (load finds it).
+  fs::remove_all(p.previous);
+  if (fs::exists(p.current)) fs::rename(p.current, p.previous);
+  fs::rename(p.next, p.current);
+  fs::remove_all(p.previous);
 }
 
-std::optional<nlohmann::json> load_stage_checkpoint(Optimizer& opt, const fs::path& out_dir) {
-  fs::path ckpt = out_dir / "checkpoint";
+std::optional<nlohmann::json> load_stage_checkpoint(Optimizer& opt, const fs::path& out_dir, const std::string& objective) {
+  const CheckpointPaths p(out_dir);
+  if (!fs::exists(p.current)) {  // a save was cut off between its two renames
+    if (complete(p.next)) fs::rename(p.next, p.current);
+    else if (fs::exists(p.previous)) fs::rename(p.previous, p.current);
+  }
+  const fs::path& ckpt = p.current;
   if (!fs::exists(ckpt / "trainer_state.json")) return std::nullopt;
+  nlohmann::json state = nlohmann::json::object();
+  if (fs::exists(ckpt / "stage_state.json")) {
+    state = nlohmann::json::parse(read_file(ckpt / "stage_state.json"), nullptr, false);
+    if (state.is_discarded() || !state.is_object())
+      throw Error(ErrorKind::input, "the checkpoint's stage_state.json is not a JSON object",
+                  "remove " + ckpt.string() + " to start the stage over");
+  }
+  // Checked before the optimiser's state is read: another stage's would not fit, or worse, would.
+  const std::string held = state.value("objective", std::string("sft"));  // SFT once wrote none
+  if (held != objective)
+    throw Error(ErrorKind::usage, out_dir.string() + " holds an unfinished " + held + " stage, not " + objective,
+                "use another --out for this stage (finish the " + held + " stage with its own command first)");
   opt.load_checkpoint(ckpt);
-  if (!fs::exists(ckpt / "stage_state.json")) return nlohmann::json::object();
-  auto j = nlohmann::json::parse(read_file(ckpt / "stage_state.json"), nullptr, false);
-  if (j.is_discarded())
-    throw Error(ErrorKind::input, "the checkpoint's stage_state.json is not JSON", "remove " + ckpt.string() + " to start the stage over");
-  return j;
+  return state;
 }
 
 void remove_stage_checkpoint(const fs::path& out_dir) { fs::remove_all(out_dir / "checkpoint"); }

@@ -24,10 +24,15 @@ namespace cudal1::trainer {
 std::vector<std::pair<std::string, torch::Tensor>> trainable_parameters(CausalLM& model, bool full);
 
 // OUT/checkpoint: the optimiser's state plus `state` (the stage's own resume point) in
-// stage_state.json, written aside first and then renamed over the old one.
+// stage_state.json, written aside first (checkpoint.new); the old one is moved aside
+// (checkpoint.old) while the new one is renamed in. A load after a crash between the two renames
+// takes the new one when it is complete, else the old one.
 void save_stage_checkpoint(const Optimizer& opt, const nlohmann::json& state, const std::filesystem::path& out_dir);
-// Loads OUT/checkpoint into `opt` when there is one and returns its stage state.
-std::optional<nlohmann::json> load_stage_checkpoint(Optimizer& opt, const std::filesystem::path& out_dir);
+// Loads OUT/checkpoint into `opt` when there is one and returns its stage state. `state` holds
+// the stage's "objective" (sft, selfsup, crl); a checkpoint of another objective is refused with
+// Error(usage) before anything is loaded.
+std::optional<nlohmann::json> load_stage_checkpoint(Optimizer& opt, const std::filesystem::path& out_dir,
+                                                    const std::string& objective);
 void remove_stage_checkpoint(const std::filesystem::path& out_dir);
 
 // OUT/train_log.jsonl opened for appending, after dropping its lines with "step" > kept_steps

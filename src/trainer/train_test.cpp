@@ -5,6 +5,7 @@
 
 #include "trainer/lora.h"
 #include "trainer/objectives.h"
+#include "trainer/stage_io.h"
 #include "trainer/test_support.h"
 
 #include <gtest/gtest.h>
@@ -107,6 +108,38 @@ TEST(Train, ACheckpointResumesBitForBit) {
   Optimizer mid(lora_parameters(*other.model), c);
   sft_step(other, mid, tiny_set());
   test::expect_error([&] { mid.save_checkpoint(dir / "mid"); });
+}
+
+// A stage killed between the checkpoint swap's two renames (the old one moved aside, the new one
+// not yet in place) resumes from the new one when it is complete, else from the old one.
+TEST(Train, AStageCheckpointCutOffMidSwapStillLoads) {
+  OptimConfig c;
+  c.lr = 1e-2, c.total_steps = 6, c.warmup_steps = 1;
+  Adapted m;
+  Optimizer opt(lora_parameters(*m.model), c);
+  test::ScratchFolder dir;
+  sft_step(m, opt, tiny_set());
+  save_stage_checkpoint(opt, {{"objective", "crl"}, {"round", 1}}, dir.path());
+  sft_step(m, opt, tiny_set());
+  save_stage_checkpoint(opt, {{"objective", "crl"}, {"round", 2}}, dir.path());
+  EXPECT_FALSE(std::filesystem::exists(dir / "checkpoint.old"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "checkpoint.new"));
+
+  auto loads = [&](const std::string& objective = "crl") {
+    Adapted again(/*seed=*/99);
+    Optimizer o(lora_parameters(*again.model), c);
+    auto state = load_stage_checkpoint(o, dir.path(), objective);
+    return state ? state->value("round", 0) : 0;
+  };
+  EXPECT_EQ(loads(), 2);
+  auto e = test::expect_error([&] { loads("sft"); });  // another stage's checkpoint is not taken up
+  EXPECT_EQ(e.kind(), cudal1::ErrorKind::usage);
+  std::filesystem::rename(dir / "checkpoint", dir / "checkpoint.new");  // cut off: the new one not yet in
+  EXPECT_EQ(loads(), 2);
+  std::filesystem::rename(dir / "checkpoint", dir / "checkpoint.old");  // and the new one half written
+  std::filesystem::create_directories(dir / "checkpoint.new");
+  EXPECT_EQ(loads(), 2);
+  EXPECT_TRUE(std::filesystem::exists(dir / "checkpoint" / "stage_state.json"));
 }
 
 // Data-parallel training averages the gradients over its ranks in this hook: once per update,
