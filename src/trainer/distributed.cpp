@@ -168,6 +168,10 @@ c10::intrusive_ptr<Collectives> make_collectives(const std::string& backend, con
 #endif
 #ifdef CUDAL1_HAVE_NCCL
   if (backend == "nccl") {
+    // Without blocking waits NCCL's wait() returns at once and a stuck peer is left to NCCL's
+    // watchdog, which aborts the process: the promised Error(runner) after the timeout needs
+    // them. Read when the group is made; a user's own setting stands.
+    setenv("TORCH_NCCL_BLOCKING_WAIT", "1", /*overwrite=*/0);
     auto options = c10d::ProcessGroupNCCL::Options::create();
     options->timeout = timeout;
     return c10::make_intrusive<c10d::ProcessGroupNCCL>(store, c.rank, c.world_size, options);

@@ -45,9 +45,10 @@ std::vector<policy::PolicyAnswer> ModelPolicy::answer(const policy::PolicyReques
       a.finish_reason = finish_reason_name(g.finish);
       a.prompt_tokens = prompt.size(), a.completion_tokens = g.tokens.size();
       a.label = options_.label;
-      kept.push_back({prompt, std::move(g.tokens), std::move(g.logprobs)});
+      if (options_.keep_tokens) kept.push_back({prompt, std::move(g.tokens), std::move(g.logprobs)});
     }
   }
+  if (!options_.keep_tokens) return answers;
   std::lock_guard lock(m_);
   sampled_[{request.task_id, request.round}] = std::move(kept);
   return answers;

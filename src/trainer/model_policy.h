@@ -32,6 +32,9 @@ struct ModelPolicyOptions {
   int64_t max_prompt_tokens = 0;
   int64_t max_batch = 8;             // completions sampled in one batch at most
   std::string label;                 // PolicyAnswer::label; default: the model folder's name
+  // Keep each answer's tokens for take_sampled (the RL stages). Off for a search with the model
+  // (optimize --policy model), which would otherwise hold every prompt it ever sampled.
+  bool keep_tokens = false;
 };
 
 // One answer's tokens as sampled, for training on them.
@@ -50,7 +53,7 @@ class ModelPolicy : public policy::Policy {
   std::vector<policy::PolicyAnswer> answer(const policy::PolicyRequest& request) override;
 
   // The tokens of the answers given for (task, round), in answer order, moved out; empty when
-  // they were not sampled by this object (a resumed run).
+  // they were not sampled by this object (a resumed run) or keep_tokens is off.
   std::vector<SampledTokens> take_sampled(const std::string& task_id, int round);
 
  private:

@@ -22,6 +22,7 @@ struct PolicySetup {
   ModelPolicy policy(int64_t max_prompt_tokens = 4096) {
     ModelPolicyOptions o;
     o.sampling.max_new_tokens = 12, o.max_prompt_tokens = max_prompt_tokens, o.max_batch = 2, o.label = "tiny";
+    o.keep_tokens = true;
     return ModelPolicy(model, ChatEncoder(tok, std::nullopt), o);
   }
 };
