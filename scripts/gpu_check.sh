@@ -130,7 +130,11 @@ if has optimize; then
   if [ "${OPT_BUILTIN:-1}" = 1 ]; then
     opt_end=$((SECONDS + ${OPT_DEADLINE:-100000}))
     opt() { timeout $((opt_end - SECONDS > 1 ? opt_end - SECONDS : 1)) "$bin/cudal1" optimize "$@" --policy builtin --rounds "${OPT_ROUNDS:-2}" \
-      --group "${OPT_GROUP:-4}" --lanes "${OPT_LANES:-4}" --baselines --device cuda --run "$scratch/opt_builtin" --name builtin; }
+      --group "${OPT_GROUP:-4}" --lanes "${OPT_LANES:-4}" $opt_baselines --device cuda --run "$scratch/opt_builtin" --name builtin; }
+    # OPT_BASELINES=compile_default (a list): those baselines only, a task's first evaluation then
+    # compiles once instead of twice; default every one.
+    opt_baselines=--baselines
+    [ -n "${OPT_BASELINES:-}" ] && opt_baselines="--baseline $OPT_BASELINES"
     : >"$out/optimize_builtin.txt"
     if [ -n "${OPT_CHUNK:-}" ]; then
       ls tasks/level1/*.py tasks/level2/*.py tasks/level3/*.py | sed 's|^tasks/||; s|\.py$||' | xargs -n "$OPT_CHUNK" echo >"$scratch/opt_chunks.txt"

@@ -75,5 +75,14 @@ TEST(BaselinesEval, EvaluationCarriesTheBaselines) {
   EvalResult again = evaluate(o);
   ASSERT_TRUE(again.accepted) << again.error;
   EXPECT_TRUE(again.statistics["baselines"].value("from_cache", false)) << again.statistics["baselines"].dump();
+
+  // Asked for one baseline, an evaluation measures that one alone (--baseline NAME).
+  o.baseline_names = {"cudnn_autotune"};
+  EvalResult one = evaluate(o);
+  ASSERT_TRUE(one.accepted) << one.error;
+  const auto& only = one.statistics["baselines"]["figures"];
+  EXPECT_EQ(only.size(), 1u) << only.dump();
+  EXPECT_TRUE(only.contains("cudnn_autotune")) << only.dump();
+  EXPECT_EQ(one.speedup.count("compile_default"), 0u);
   fs::remove(db);
 }

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "build/build.h"
+#include "cli/baseline_options.h"
 #include "cli/commands.h"
 #include "cli/queue_setup.h"
 #include "core/error.h"
@@ -35,7 +36,8 @@ struct BatchArgs {
   std::size_t limit = 0;
   int gpus = 0, lanes = 1, prefetch = 1, prebuild_threads = 0, build_jobs = 0;
   double memory_budget_gb = 0;
-  bool stock = false, no_timing = false, json_out = false, no_store = false, no_build_service = false, baselines = false;
+  bool stock = false, no_timing = false, json_out = false, no_store = false, no_build_service = false;
+  BaselineArgs baselines;
   std::string build_cache;
 };
 
@@ -72,7 +74,7 @@ void run_batch(const BatchArgs& a) {
   std::unique_ptr<Store> store = open_store(a.db, a.no_store);
   for (auto& j : jobs) {
     j.options.timing = !a.no_timing;
-    j.options.baselines = a.baselines;
+    apply_baseline_args(a.baselines, j.options);
     j.options.cache_store = store.get();
     j.options.reuse_extension_builds = !a.stock;
     if (store) j.options.protect_files = {store->path().string(), store->path().string() + "-wal", store->path().string() + "-shm"};
@@ -172,7 +174,7 @@ void register_batch(CLI::App& app) {
   cmd->add_option("--build-jobs", args->build_jobs, "compilers the build service runs at once (0: the machine's cores)");
   cmd->add_option("--build-cache", args->build_cache, "the build service's cache folder (default $CUDAL1_CACHE/builds)");
   cmd->add_flag("--no-timing", args->no_timing, "check correctness only");
-  cmd->add_flag("--baselines", args->baselines, "also speedups against torch.compile (both modes), CUDA graph and cuDNN autotuning (cached per task)");
+  add_baseline_options(cmd, args->baselines);
   cmd->add_option("--out", args->out, "append one JSON line per evaluation to this file");
   cmd->add_option("--work", args->work, "with --jsonl: folder for the rows' task and candidate files (default ./cudal1-batch-work)");
   cmd->add_option("--db", args->db, "SQLite store (default as for eval)");

@@ -133,6 +133,9 @@ TEST(Cli, BadArgumentsAreUsageErrors) {
   EXPECT_EQ(run_cli(eval_args("gemm_relu.py", "ok_gemm_relu_addmm.py") + " --device cpu --no-store").exit_code, 2);
   EXPECT_EQ(run_cli(eval_args("gemm_relu.py", "ok_gemm_relu_addmm.py") + " --tolerance loose --no-store").exit_code, 2);
   EXPECT_EQ(run_cli("eval").exit_code, 2);
+  auto unknown = run_cli(eval_args("gemm_relu.py", "ok_gemm_relu_addmm.py") + " --baseline torch_jit --no-store");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("compile_reduce_overhead"), std::string::npos) << unknown.err;  // says what to pick
 }
 
 TEST(Cli, TaskErrorsNameFileAndLine) {

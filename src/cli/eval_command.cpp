@@ -7,6 +7,7 @@
 #include <memory>
 #include <sstream>
 
+#include "cli/baseline_options.h"
 #include "cli/commands.h"
 #include "core/error.h"
 #include "core/hash.h"
@@ -25,7 +26,8 @@ struct EvalArgs {
   std::vector<std::string> candidates;
   std::string tolerance = "standard";
   std::string db;
-  bool json_out = false, force = false, no_store = false, no_timing = false, baselines = false;
+  bool json_out = false, force = false, no_store = false, no_timing = false;
+  BaselineArgs baselines;
   int repeat = 1;
 };
 
@@ -101,7 +103,7 @@ void check_arguments(EvalArgs& a) {
     if (!std::filesystem::is_regular_file(p))
       throw Error(ErrorKind::input, "no such file: " + p, "check the path");
   o.timing = !a.no_timing;
-  o.baselines = a.baselines;
+  apply_baseline_args(a.baselines, o);
 }
 
 // One candidate: from the store when it has this pair (unless --force), else evaluated and saved.
@@ -227,7 +229,7 @@ void register_eval(CLI::App& app) {
   cmd->add_option("--repeat", args->repeat, "evaluate each candidate this many times (fresh each time) and show the spread")
       ->check(CLI::Range(1, 100));
   cmd->add_flag("--no-timing", args->no_timing, "check correctness only");
-  cmd->add_flag("--baselines", args->baselines, "also speedups against torch.compile (both modes), CUDA graph and cuDNN autotuning (cached per task)");
+  add_baseline_options(cmd, args->baselines);
   cmd->add_flag("--allow-reduced-precision", args->options.allow_reduced_precision,
                 "accept fp16/bf16/TF32 math in a float32 task (flagged as a warning and labelled, not rejected)");
   cmd->add_option("--buckets", args->options.buckets, "timing buckets (default 5 on CPU, 7 on CUDA)");

@@ -27,7 +27,7 @@ void add_loop_options(CLI::App* cmd, LoopArgs& a) {
   cmd->add_option("--gpus", a.gpus, "use at most this many GPUs (0: all)");
   cmd->add_option("--lanes", a.lanes, "evaluations side by side on each device")->capture_default_str();
   cmd->add_option("--eval-memory-gb", a.memory_budget_gb, "host memory the lanes' evaluations may hold at once, in GB (0: three quarters of what is available)")->check(CLI::NonNegativeNumber)->capture_default_str();
-  cmd->add_flag("--baselines", a.baselines, "also speedups against torch.compile (both modes), CUDA graph and cuDNN autotuning");
+  add_baseline_options(cmd, a.baselines);
   cmd->add_flag("--no-timing", a.no_timing, "check correctness only (every reward is then 0 or the penalty)");
 }
 
@@ -59,7 +59,8 @@ rl::LoopConfig loop_config(const LoopArgs& a, const std::string& eval_device) {
   c.sampler.tau = a.tau, c.sampler.buckets = a.buckets, c.sampler.picks = a.picks;
   c.templates = policy::PromptTemplates::load(a.prompts.empty() ? policy::bundled_prompts_dir() : fs::path(a.prompts));
   c.budget.max_tokens = a.max_prompt_tokens;
-  c.eval.timing = !a.no_timing, c.eval.baselines = a.baselines;
+  c.eval.timing = !a.no_timing;
+  apply_baseline_args(a.baselines, c.eval);
   return c;
 }
 

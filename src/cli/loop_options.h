@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/baseline_options.h"
 #include "rl/loop.h"
 
 namespace cudal1::cli {
@@ -21,11 +22,12 @@ struct LoopArgs {
   double tau = 1.0, memory_budget_gb = 0;
   std::size_t max_prompt_tokens = 12000;
   uint64_t seed = 1;
-  bool baselines = false, no_timing = false;
+  BaselineArgs baselines;
+  bool no_timing = false;
 };
 
 // Registers the positional tasks and --all --suite --group --seed --tau --buckets --exemplars
-// --max-prompt-tokens --prompts --gpus --lanes --eval-memory-gb --baselines --no-timing.
+// --max-prompt-tokens --prompts --gpus --lanes --eval-memory-gb --baselines --baseline --no-timing.
 void add_loop_options(CLI::App* cmd, LoopArgs& a);
 
 // The tasks named (suite names or KernelBench files, or --all), each once, with ids the store

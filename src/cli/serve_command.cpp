@@ -10,6 +10,7 @@
 #include <memory>
 #include <thread>
 
+#include "cli/baseline_options.h"
 #include "cli/commands.h"
 #include "cli/queue_setup.h"
 #include "core/error.h"
@@ -27,7 +28,8 @@ struct ServeArgs {
   int port = 8080, lanes = 2, gpus = 0;
   double max_body_mb = 8, reward_timeout_s = 3600;
   int64_t max_queue = 1000;
-  bool no_auth = false, no_timing = false, baselines = false;
+  bool no_auth = false, no_timing = false;
+  BaselineArgs baselines;
 };
 
 void run_serve(const ServeArgs& a) {
@@ -55,7 +57,8 @@ void run_serve(const ServeArgs& a) {
   c.jobs_path = a.jobs.empty() ? fs::path(store->path().string() + ".jobs") : fs::path(a.jobs);
   c.work_dir = a.work.empty() ? c.jobs_path.parent_path() / "serve-files" : fs::path(a.work);
   c.suite = a.suite.empty() ? default_suite_dir() : fs::path(a.suite);
-  c.eval.device = device, c.eval.timing = !a.no_timing, c.eval.baselines = a.baselines;
+  c.eval.device = device, c.eval.timing = !a.no_timing;
+  apply_baseline_args(a.baselines, c.eval);
   c.eval.cache_store = store.get();
   for (const char* suffix : {"", "-wal", "-shm"}) {
     c.eval.protect_files.push_back(store->path().string() + suffix);
@@ -118,7 +121,7 @@ void register_serve(CLI::App& app) {
   cmd->add_option("--max-body-mb", a->max_body_mb, "request bodies larger than this get 413")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--reward-timeout", a->reward_timeout_s, "seconds POST /reward waits for its evaluations")->capture_default_str();
   cmd->add_flag("--no-timing", a->no_timing, "check correctness only (rewards are then 0 or the penalty)");
-  cmd->add_flag("--baselines", a->baselines, "also speedups against torch.compile, CUDA graph and cuDNN autotuning");
+  add_baseline_options(cmd, a->baselines);
   cmd->callback([a] { run_serve(*a); });
 }
 

@@ -155,6 +155,7 @@ void add_baselines(const EvalOptions& o, const std::string& python, const json& 
   try {
     BaselineOptions bo;
     bo.task_path = o.task_path, bo.device = o.device, bo.python = python, bo.store = o.cache_store, bo.env = env;
+    bo.names = o.baseline_names;
     bo.before_timing = std::move(before_timing);
     BaselineSet b = measure_baselines(bo);
     r.statistics["baselines"] = b.to_json();

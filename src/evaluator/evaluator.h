@@ -54,6 +54,7 @@ struct EvalOptions {
   bool attribution = true;           // profiler attribution and the decoy flag (CUDA)
   bool lint = true;                  // attach the task's degenerate-task lint (cached in cache_store)
   bool baselines = false;            // speedups against torch.compile, CUDA graph, cuDNN autotuning (cached in cache_store)
+  std::vector<std::string> baseline_names;  // with baselines: these only; empty: every one (baseline_names())
   Store* cache_store = nullptr;      // where lint results and baselines are cached; null: computed every time
   bool reuse_extension_builds = true;  // false: every evaluation builds its load_inline modules anew (the stock way)
   // The build service (build/build.h): the candidate's load_inline extensions are built outside
