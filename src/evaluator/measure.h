@@ -8,6 +8,7 @@
 // timed", caches keyed by address or call count, and partial work all fail.
 #pragma once
 
+#include <functional>
 #include <random>
 #include <string>
 
@@ -22,6 +23,9 @@ struct Session {
   std::string task;  // the task's path, for the reference's errors
   int cases = 0;     // how many cases both workers hold
   std::mt19937_64 rng;
+  // Called when measure() is done with the device and only waits on the candidate's idle
+  // threads (top_up_idle): the device need not stay held alone meanwhile. May be empty.
+  std::function<void()> timing_done;
 };
 
 // A batch of `n` calls: random cases, fresh variant seeds, rotating slots.
