@@ -264,25 +264,34 @@ void RewardService::routes() {
     else if (res.status == 404 && res.body.empty())
       reply_error(res, 404, "no endpoint " + req.method + " " + req.path + " (see docs/serve.md)");
   });
-  // Before any body is read: httplib bounds a body by its Content-Length only, and reads one for
-  // PUT, PATCH and DELETE as well. So only GET and POST are taken, and a POST must state its
-  // length (a chunked or compressed body, in any spelling, would get past --max-body-mb).
-  http_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    if (req.method != "GET" && req.method != "POST") {
-      res.set_header("Allow", "GET, POST");
-      reply_error(res, 405, "the service takes GET and POST only (see docs/serve.md)");
-    } else if (req.method != "POST") {
-      return httplib::Server::HandlerResponse::Unhandled;
-    } else if (req.has_header("Content-Encoding")) {
-      reply_error(res, 415, "compressed bodies are not taken: send the JSON as it is");
-    } else if (!req.has_header("Content-Length") || req.has_header("Transfer-Encoding")) {
+  // httplib bounds a body by --max-body-mb only through its Content-Length: a chunked body, or a
+  // PUT, PATCH or DELETE without a length (read to the end of the connection), is read whole
+  // whatever its size. Such requests are answered before any body is read. The connection stays
+  // open, so what the client sent after its headers is read off as the next request rather than
+  // left unread (closing on unread data resets the connection, and the client may lose this
+  // answer). Bounded bodies are read and then answered: 405 for the methods the service lacks.
+  auto not_allowed = [](const httplib::Request&, httplib::Response& res) {
+    res.set_header("Allow", "GET, POST");
+    reply_error(res, 405, "the service takes GET and POST only (see docs/serve.md)");
+  };
+  http_->set_pre_routing_handler([not_allowed](const httplib::Request& req, httplib::Response& res) {
+    const bool post = req.method == "POST";
+    const bool other = req.method == "PUT" || req.method == "PATCH" || req.method == "DELETE" || req.method == "PRI";
+    const bool unbounded = !req.has_header("Content-Length") || req.has_header("Transfer-Encoding");
+    if (other && unbounded) {
+      not_allowed(req, res);
+    } else if (post && unbounded) {
       reply_error(res, 411, "a POST needs a Content-Length and no Transfer-Encoding (no chunked bodies)");
+    } else if ((post || other) && req.has_header("Content-Encoding")) {
+      reply_error(res, 415, "compressed bodies are not taken: send the JSON as it is");
     } else {
       return httplib::Server::HandlerResponse::Unhandled;
     }
-    res.set_header("Connection", "close");
     return httplib::Server::HandlerResponse::Handled;
   });
+  http_->Put(".*", not_allowed);
+  http_->Patch(".*", not_allowed);
+  http_->Delete(".*", not_allowed);
 }
 
 }  // namespace cudal1::service
