@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <cstdlib>
 
 #include "core/error.h"
 #include "core/hash.h"
@@ -29,6 +30,23 @@ void reply(httplib::Response& res, int status, const json& body) {
 
 void reply_error(httplib::Response& res, int status, const std::string& message) {
   reply(res, status, {{"error", message}});
+}
+
+void reply_too_large(httplib::Response& res, std::size_t max_body_bytes) {
+  reply_error(res, 413, "the body is larger than the service takes (" + std::to_string(max_body_bytes >> 20) +
+                            " MB, --max-body-mb); split a batch into smaller ones");
+}
+
+// The whole body into `body`, at most `max` bytes of it however it comes (with a length, chunked,
+// compressed): httplib bounds only a declared length. False when it is larger.
+bool read_bounded(const httplib::ContentReader& read, std::size_t max, std::string& body) {
+  bool over = false;
+  read([&](const char* data, std::size_t n) {
+    if (body.size() + n > max) return !(over = true);
+    body.append(data, n);
+    return true;
+  });
+  return !over;
 }
 
 json parse_body(const httplib::Request& req) {
@@ -223,10 +241,26 @@ void RewardService::routes() {
       }
     };
   };
-  http_->Post("/evaluate", guarded(true, [this](const httplib::Request& req, httplib::Response& res) {
+  // A body is read whole before anything is answered, 401 included: a client still sending when
+  // the answer comes and the connection closes may lose the answer to a reset.
+  auto with_body = [this](auto handler) {
+    return [this, handler](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read) {
+      httplib::Request whole = req;
+      // A declared length over the bound: httplib reads past it without handing anything over.
+      const bool declared_over =
+          std::strtoull(req.get_header_value("Content-Length").c_str(), nullptr, 10) > config_.max_body_bytes;
+      if (!read_bounded(read, config_.max_body_bytes, whole.body) || declared_over)
+        return reply_too_large(res, config_.max_body_bytes);
+      handler(whole, res);
+    };
+  };
+  auto post = [this, with_body, guarded](const char* path, auto handler) {
+    http_->Post(path, with_body(guarded(true, handler)));
+  };
+  post("/evaluate", [this](const httplib::Request& req, httplib::Response& res) {
     submit({job_request(parse_body(req), "the body")}, res, false);
-  }));
-  http_->Post("/evaluate/batch", guarded(true, [this](const httplib::Request& req, httplib::Response& res) {
+  });
+  post("/evaluate/batch", [this](const httplib::Request& req, httplib::Response& res) {
     json body = parse_body(req);
     if (!body.contains("requests") || !body["requests"].is_array() || body["requests"].empty())
       throw BadRequest{"the body needs a non-empty \"requests\" list of evaluate bodies"};
@@ -234,7 +268,7 @@ void RewardService::routes() {
     for (std::size_t i = 0; i < body["requests"].size(); ++i)
       requests.push_back(job_request(body["requests"][i], "requests[" + std::to_string(i) + "]"));
     submit(requests, res, true);
-  }));
+  });
   http_->Get(R"(/status/([^/]+))", guarded(true, [this](const httplib::Request& req, httplib::Response& res) {
     auto job = jobs_.get(req.matches[1]);
     if (!job) return reply_error(res, 404, "no job " + std::string(req.matches[1]));
@@ -248,7 +282,7 @@ void RewardService::routes() {
     body.update(job->outcome);
     reply(res, 200, body);
   }));
-  http_->Post("/reward", guarded(true, [this](const httplib::Request& req, httplib::Response& res) { reward(req, res); }));
+  post("/reward", [this](const httplib::Request& req, httplib::Response& res) { reward(req, res); });
   http_->Get("/healthz", guarded(false, [this](const httplib::Request&, httplib::Response& res) {
     JobCounts c = jobs_.counts();
     reply(res, 200, {{"ok", true}, {"queued", c.queued}, {"running", c.running}});
@@ -256,38 +290,17 @@ void RewardService::routes() {
   http_->Get("/metrics", guarded(true, [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(metrics_text(), "text/plain; version=0.0.4");
   }));
-  // Errors httplib answers itself (a body over the limit, an unknown path) still get a JSON reason.
+  // Errors httplib answers itself (a declared length over the limit, an unknown path) still get a
+  // JSON reason.
   http_->set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (res.status == 413)
-      reply_error(res, 413, "the body is larger than the service takes (" + std::to_string(config_.max_body_bytes >> 20) +
-                                " MB, --max-body-mb); split a batch into smaller ones");
+      reply_too_large(res, config_.max_body_bytes);
     else if (res.status == 404 && res.body.empty())
       reply_error(res, 404, "no endpoint " + req.method + " " + req.path + " (see docs/serve.md)");
   });
-  // httplib bounds a body by --max-body-mb only through its Content-Length: a chunked body, or a
-  // PUT, PATCH or DELETE without a length (read to the end of the connection), is read whole
-  // whatever its size. Such requests are answered before any body is read. The connection stays
-  // open, so what the client sent after its headers is read off as the next request rather than
-  // left unread (closing on unread data resets the connection, and the client may lose this
-  // answer). Bounded bodies are read and then answered: 405 for the methods the service lacks.
-  auto not_allowed = [](const httplib::Request&, httplib::Response& res) {
+  auto not_allowed = with_body([](const httplib::Request&, httplib::Response& res) {
     res.set_header("Allow", "GET, POST");
     reply_error(res, 405, "the service takes GET and POST only (see docs/serve.md)");
-  };
-  http_->set_pre_routing_handler([not_allowed](const httplib::Request& req, httplib::Response& res) {
-    const bool post = req.method == "POST";
-    const bool other = req.method == "PUT" || req.method == "PATCH" || req.method == "DELETE" || req.method == "PRI";
-    const bool unbounded = !req.has_header("Content-Length") || req.has_header("Transfer-Encoding");
-    if (other && unbounded) {
-      not_allowed(req, res);
-    } else if (post && unbounded) {
-      reply_error(res, 411, "a POST needs a Content-Length and no Transfer-Encoding (no chunked bodies)");
-    } else if ((post || other) && req.has_header("Content-Encoding")) {
-      reply_error(res, 415, "compressed bodies are not taken: send the JSON as it is");
-    } else {
-      return httplib::Server::HandlerResponse::Unhandled;
-    }
-    return httplib::Server::HandlerResponse::Handled;
   });
   http_->Put(".*", not_allowed);
   http_->Patch(".*", not_allowed);
