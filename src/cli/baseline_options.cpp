@@ -8,9 +8,18 @@
 
 namespace cudal1::cli {
 
+namespace {
+
+std::string known_baselines() {
+  std::string list;
+  for (auto& n : baseline_names()) list += (list.empty() ? "" : ", ") + n;
+  return list;
+}
+
+}  // namespace
+
 void add_baseline_options(CLI::App* cmd, BaselineArgs& a) {
-  std::string known;
-  for (auto& n : baseline_names()) known += (known.empty() ? "" : ", ") + n;
+  const std::string known = known_baselines();
   cmd->add_flag("--baselines", a.all, "also speedups against every baseline: " + known + " (cached per task)");
   cmd->add_option("--baseline", a.names, "also the speedup against this baseline only (" + known +
                                              "); repeatable or comma-separated; each costs its own build and timing per task")
@@ -20,11 +29,8 @@ void add_baseline_options(CLI::App* cmd, BaselineArgs& a) {
 void apply_baseline_args(const BaselineArgs& a, EvalOptions& o) {
   const auto& known = baseline_names();
   for (auto& n : a.names)
-    if (std::find(known.begin(), known.end(), n) == known.end()) {
-      std::string list;
-      for (auto& k : known) list += (list.empty() ? "" : ", ") + k;
-      throw Error(ErrorKind::usage, "--baseline " + n + " is not a baseline", "pick from " + list);
-    }
+    if (std::find(known.begin(), known.end(), n) == known.end())
+      throw Error(ErrorKind::usage, "--baseline " + n + " is not a baseline", "pick from " + known_baselines());
   o.baselines = a.all || !a.names.empty();
   o.baseline_names = a.all ? std::vector<std::string>{} : a.names;
 }

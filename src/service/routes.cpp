@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <optional>
 
 #include "core/error.h"
 #include "core/hash.h"
@@ -117,18 +118,25 @@ bool RewardService::authorised(const httplib::Request& req, httplib::Response& r
   return false;
 }
 
-void RewardService::submit(const std::vector<json>& requests, httplib::Response& res, bool batch) {
+std::optional<std::vector<std::string>> RewardService::enqueue(const std::vector<json>& requests, httplib::Response& res,
+                                                               const std::string& what) {
   if (int64_t(requests.size()) > config_.max_pending)
-    throw BadRequest{"a batch of " + std::to_string(requests.size()) + " can never fit a queue of " +
+    throw BadRequest{what + " of " + std::to_string(requests.size()) + " can never fit a queue of " +
                      std::to_string(config_.max_pending) + " (--max-queue): split it"};
   auto ids = jobs_.submit(requests, config_.max_pending);
   if (!ids) {
     res.set_header("Retry-After", std::to_string(retry_after_s()));
     reply_error(res, 429, "the queue is full (" + std::to_string(config_.max_pending) + " jobs pending at most): nothing was stored; "
                           "try again after Retry-After seconds");
-    return;
+    return std::nullopt;
   }
   wake_.notify_all();
+  return ids;
+}
+
+void RewardService::submit(const std::vector<json>& requests, httplib::Response& res, bool batch) {
+  auto ids = enqueue(requests, res, "a batch");
+  if (!ids) return;
   if (batch) reply(res, 202, {{"job_ids", *ids}, {"status", "queued"}});
   else reply(res, 202, {{"job_id", ids->front()}, {"status", "queued"}});
 }
@@ -169,18 +177,10 @@ void RewardService::reward(const httplib::Request& req, httplib::Response& res) 
     requests.push_back(job_request(one, "labels[" + std::to_string(i) + "]"));
   }
   std::vector<std::string> ids;
-  if (int64_t(requests.size()) > config_.max_pending)
-    throw BadRequest{std::to_string(requests.size()) + " answers with code can never fit a queue of " +
-                     std::to_string(config_.max_pending) + " (--max-queue): send fewer at a time"};
   if (!requests.empty()) {
-    auto got = jobs_.submit(requests, config_.max_pending);
-    if (!got) {
-      res.set_header("Retry-After", std::to_string(retry_after_s()));
-      reply_error(res, 429, "the queue is full: nothing was stored; try again after Retry-After seconds");
-      return;
-    }
+    auto got = enqueue(requests, res, "a call with answers");
+    if (!got) return;
     ids = *got;
-    wake_.notify_all();
   }
   // Waits for every job; a client that gives up can still follow them by id.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(config_.reward_timeout_s);

@@ -142,8 +142,9 @@ void RewardService::run_job(const Job& job, const std::string& device) {
     const std::string task_src = read_file(o.task_path), cand_src = read_file(o.candidate_path);
     // A job run again after a crash finds the verdict its first run saved: the same answer.
     std::optional<EvalResult> result;
+    const std::string task_hash = sha256_hex(task_src), cand_hash = sha256_hex(cand_src), protocol = o.protocol_key();
     for (auto& d : config_.queue.devices)  // whichever lane judged it before
-      if (!result) result = store_.find(sha256_hex(task_src), sha256_hex(cand_src), o.protocol_key(), d);
+      if (!result) result = store_.find(task_hash, cand_hash, protocol, d);
     if (!result) {
       QueueConfig qc = config_.queue;
       qc.devices = {device};

@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -78,6 +79,10 @@ class RewardService {
   nlohmann::json job_request(const nlohmann::json& body, const std::string& where);
   std::string task_file(const std::string& task_id);
   bool authorised(const httplib::Request& req, httplib::Response& res) const;
+  // Stores the requests as jobs, or answers 429 (full) and returns nullopt; a set that could never
+  // fit is a BadRequest naming `what`.
+  std::optional<std::vector<std::string>> enqueue(const std::vector<nlohmann::json>& requests, httplib::Response& res,
+                                                  const std::string& what);
   void submit(const std::vector<nlohmann::json>& requests, httplib::Response& res, bool batch);
   void reward(const httplib::Request& req, httplib::Response& res);
   std::string metrics_text();
