@@ -32,13 +32,14 @@ Worker::Worker(const WorkerSpec& spec)
   ps.env["MALLOC_MMAP_THRESHOLD_"] = "33554432";
   ps.env["MALLOC_TRIM_THRESHOLD_"] = "1073741824";
   ps.env["MALLOC_TOP_PAD_"] = "67108864";
-  if (spec.role == WorkerRole::candidate) {
-    // What Python, PyTorch, compilers and CUDA need; nothing else of the user's environment.
-    ps.env_allow_prefixes = {"PATH", "LANG", "LC_", "TZ", "TERM", "PYTHONPATH", "VIRTUAL_ENV",
-                             "LD_LIBRARY_PATH", "CUDA_", "NVIDIA_", "TORCH_CUDA_ARCH_LIST",
-                             "MAX_JOBS", "CC", "CXX", "OMP_", "MKL_", "OPENBLAS_", "NCCL_",
-                             "TORCH_SYMM_MEM_", "NVSHMEM_"};
-  }
+  // What Python, PyTorch, compilers and CUDA need; nothing else of the user's environment (the
+  // candidate is hostile: no tokens or keys). The reference gets the same list: a variable that
+  // reached only one side (PYTHONMALLOC, PYTHONDEVMODE, a thread setting) would time the two
+  // sides of an A/A comparison differently.
+  ps.env_allow_prefixes = {"PATH", "LANG", "LC_", "TZ", "TERM", "PYTHONPATH", "VIRTUAL_ENV",
+                           "LD_LIBRARY_PATH", "CUDA_", "NVIDIA_", "TORCH_CUDA_ARCH_LIST",
+                           "MAX_JOBS", "CC", "CXX", "OMP_", "KMP_", "GOMP_", "MKL_", "OPENBLAS_",
+                           "NCCL_", "TORCH_SYMM_MEM_", "NVSHMEM_"};
   process_ = std::make_unique<Process>(ps);
   std::random_device rd;
   for (int i = 0; i < 4; ++i) nonce_ += std::to_string(rd());
