@@ -2,8 +2,10 @@
 // evaluation's speedups.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <unistd.h>
+
+#include <filesystem>
+#include <thread>
 
 #include "baselines/baselines.h"
 #include "evaluator/evaluator.h"
@@ -84,5 +86,35 @@ TEST(BaselinesEval, EvaluationCarriesTheBaselines) {
   EXPECT_EQ(only.size(), 1u) << only.dump();
   EXPECT_TRUE(only.contains("cudnn_autotune")) << only.dump();
   EXPECT_EQ(one.speedup.count("compile_default"), 0u);
+  fs::remove(db);
+}
+
+// Two lanes evaluating one task at once: one computes its lint and baselines, the other waits
+// holding nothing of the device and reads them from the store (on the H200, lanes each
+// compiled the same task's baseline side by side, 15 s apiece).
+TEST(BaselinesEval, LanesOnOneTaskComputeItsLintAndBaselinesOnce) {
+  fs::path db = temp_store("one-lane");
+  Store store(db);
+  EvalOptions o;
+  o.task_path = (fixtures_dir() / "tasks" / "scale_add.py").string();
+  o.candidate_path = (fixtures_dir() / "candidates" / "ok_scale_add_alpha.py").string();
+  o.buckets = 3, o.calls_per_bucket = 4;
+  o.lint = true;
+  o.baselines = true;
+  o.baseline_names = {"cudnn_autotune"};
+  o.cache_store = &store;
+  o.device_gate = std::make_shared<DeviceGate>();
+  EvalResult a, b;
+  std::thread first([&] { a = evaluate(o); });
+  std::thread second([&] { b = evaluate(o); });
+  first.join();
+  second.join();
+  ASSERT_TRUE(a.accepted) << a.error;
+  ASSERT_TRUE(b.accepted) << b.error;
+  int lint_computed = !a.task_lint.value("from_store", false) + !b.task_lint.value("from_store", false);
+  int baselines_computed = !a.statistics["baselines"].value("from_cache", false) +
+                           !b.statistics["baselines"].value("from_cache", false);
+  EXPECT_EQ(lint_computed, 1) << a.task_lint.dump() << "\n" << b.task_lint.dump();
+  EXPECT_EQ(baselines_computed, 1) << a.statistics["baselines"].dump() << "\n" << b.statistics["baselines"].dump();
   fs::remove(db);
 }

@@ -9,6 +9,7 @@
 #include "baselines/baselines.h"
 #include "core/error.h"
 #include "core/hash.h"
+#include "core/keyed_mutex.h"
 #include "core/owned_dir.h"
 #include "core/paths.h"
 #include "evaluator/measure.h"
@@ -291,6 +292,24 @@ EvalResult run_evaluation(PreparedEvaluation& p) {
     if (o.progress) o.progress(stage, f);
   };
 
+  // A task's cached facts (its lint, its baselines) are computed by one lane at a time: a lane
+  // that finds another computing them waits holding nothing of the device (the other may need
+  // it alone), then reads the answer from the store instead of computing it again.
+  auto one_lane_per_task = [&](const std::string& what) {
+    static KeyedMutex flights;
+    std::string key = what + "|" + r.task_hash + "|" + o.device + "|" + o.protocol_key();
+    if (!o.cache_store) return KeyedMutex::Guard();
+    KeyedMutex::Guard g = flights.try_lock(key);
+    if (g.held()) return g;
+    auto now = std::chrono::steady_clock::now();
+    if (!stage_now.empty()) add_seconds(stage_now, stage_start, now);
+    device_hold.release();
+    g = flights.lock(key);
+    stage_start = std::chrono::steady_clock::now();
+    add_seconds("same_task_wait", now, stage_start);
+    return g;
+  };
+
   // Host memory before anything of the device is held: an evaluation waiting here must not keep
   // another from the exclusive hold it needs to finish and free its memory.
   if (o.memory_budget) {
@@ -301,6 +320,7 @@ EvalResult run_evaluation(PreparedEvaluation& p) {
 
   // 0. The task's own lint: a speedup on a task a null kernel passes is labelled as such.
   if (o.lint) {
+    KeyedMutex::Guard one_lane = one_lane_per_task("lint");
     report("lint", 0.0);
     try {
       LintResult lint = lint_task_cached(o.task_path, o.device, o.tolerance, o.cache_store, python);
@@ -507,6 +527,7 @@ EvalResult run_evaluation(PreparedEvaluation& p) {
     }
   }
   if (o.baselines && r.status == Status::ok && r.speedup.count("eager")) {
+    KeyedMutex::Guard one_lane = one_lane_per_task("baselines");
     report("baselines", 0.95);
     add_baselines(o, p.python, env, r, [&] { report("baseline timing", 0.97); });
   }
