@@ -164,6 +164,20 @@ def _driver_version():
     return None
 
 
+def _warm_libraries(device):
+    """Creates cuBLAS's and cuDNN's handles on this thread, as any process that has already run a
+    model has them. Creating one allocates device memory, which CUDA forbids during a graph
+    capture: a module that captures its first call without warming up (CUDA-L1's CUDA graph
+    versions do) then fails here, where KernelBench ran the reference first in the same process.
+    Both roles do it, so neither side's first call pays for it."""
+    a = torch.ones(8, 8, device=device)
+    torch.mm(a, a)
+    torch.addmm(a, a, a)
+    if torch.backends.cudnn.is_available():
+        torch.nn.functional.conv2d(torch.ones(1, 1, 4, 4, device=device), torch.ones(1, 1, 3, 3, device=device))
+    torch.cuda.synchronize(device)
+
+
 class Host:
     def __init__(self, role, device):
         self.role = role
@@ -172,6 +186,7 @@ class Host:
             if self.device.index is None:  # "cuda" means the current device
                 self.device = torch.device("cuda", torch.cuda.current_device())
             torch.cuda.set_device(self.device)
+            _warm_libraries(self.device)
         self.models = {}      # init index -> module
         self.cases = []       # list of (init index, inputs on device)
         self.poison_sizes = []
