@@ -26,6 +26,20 @@ std::string file_stem(const std::string& task_id) {
 
 void write_text(const fs::path& file, const std::string& text) { write_file(file, text, "check that the run folder is on a writable disk"); }
 
+// A policy's answer as a pending round keeps it in the store.
+json answer_to_json(const policy::PolicyAnswer& a) {
+  return {{"text", a.text}, {"finish_reason", a.finish_reason}, {"prompt_tokens", a.prompt_tokens},
+          {"completion_tokens", a.completion_tokens}, {"error", a.error}, {"label", a.label}};
+}
+
+policy::PolicyAnswer answer_from_json(const json& j) {
+  policy::PolicyAnswer a;
+  a.text = j.value("text", ""), a.finish_reason = j.value("finish_reason", "");
+  a.prompt_tokens = j.value("prompt_tokens", std::size_t(0)), a.completion_tokens = j.value("completion_tokens", std::size_t(0));
+  a.error = j.value("error", ""), a.label = j.value("label", "");
+  return a;
+}
+
 // One answer on its way through a round.
 struct Slot {
   policy::PolicyAnswer answer;
@@ -149,6 +163,27 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
     if (progress) progress(pr);
   };
 
+  // One task's round asked of the policy: its prompt, the exemplars it showed, the answers.
+  auto ask = [&](TaskRun& tr, int round) {
+    const LoopTask& task = *tr.task;
+    std::mt19937_64 rng(c.seed ^ std::hash<std::string>{}(task.id) ^ (uint64_t(round) * 0x9e3779b97f4a7c15ull));
+    // The prompt: earlier accepted variants of this task on this device, by score bucket.
+    std::vector<Store::Exemplar> known = exemplars_of(tr.task_hash);
+    std::vector<Exemplar> scored;
+    for (auto& e : known) scored.push_back({e.candidate_hash, e.speedup});
+    tr.request = policy::PolicyRequest{task.id, task.path.string(), tr.reference, device, "", {}, {}, c.group, round, rng()};
+    json shown = json::array();
+    for (std::size_t i : sample_exemplars(scored, c.sampler, rng)) {
+      tr.request.exemplars.push_back({known[i].source, known[i].speedup});
+      tr.request.exemplar_labels.push_back(tr.labels.count(known[i].candidate_hash) ? tr.labels[known[i].candidate_hash] : "");
+      shown.push_back({{"candidate_hash", known[i].candidate_hash}, {"speedup", known[i].speedup}, {"label", tr.request.exemplar_labels.back()}});
+    }
+    tr.request.prompt = policy::build_prompt(c.templates, {task.id, device, tr.reference, tr.request.exemplars}, c.budget).text;
+    json answers = json::array();
+    for (auto& a : policy.answer(tr.request)) answers.push_back(answer_to_json(a));
+    return json{{"prompt", tr.request.prompt}, {"shown", shown}, {"answers", answers}};
+  };
+
   // Rounds go over every task at once: one round's answers of all tasks fill the lanes together.
   for (int round = 1; round <= c.rounds; ++round) {
     std::vector<TaskRun*> wave;
@@ -163,21 +198,19 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
       const LoopTask& task = *tr.task;
       pr.task = task.id;
       tell("asking");
-      std::mt19937_64 rng(c.seed ^ std::hash<std::string>{}(task.id) ^ (uint64_t(round) * 0x9e3779b97f4a7c15ull));
-      // The prompt: earlier accepted variants of this task on this device, by score bucket.
-      std::vector<Store::Exemplar> known = exemplars_of(tr.task_hash);
-      std::vector<Exemplar> scored;
-      for (auto& e : known) scored.push_back({e.candidate_hash, e.speedup});
-      tr.request = policy::PolicyRequest{task.id, task.path.string(), tr.reference, device, "", {}, {}, c.group, round, rng()};
-      tr.shown = json::array();
-      for (std::size_t i : sample_exemplars(scored, c.sampler, rng)) {
-        tr.request.exemplars.push_back({known[i].source, known[i].speedup});
-        tr.request.exemplar_labels.push_back(tr.labels.count(known[i].candidate_hash) ? tr.labels[known[i].candidate_hash] : "");
-        tr.shown.push_back({{"candidate_hash", known[i].candidate_hash}, {"speedup", known[i].speedup}, {"label", tr.request.exemplar_labels.back()}});
+      // A round stopped before its samples were written left its answers: judge those, not new ones.
+      std::optional<json> asked = store.pending_round(c.run, task.id, round);
+      if (!asked) {
+        asked = ask(tr, round);
+        store.save_pending_round(c.run, task.id, round, *asked);
       }
-      tr.request.prompt = policy::build_prompt(c.templates, {task.id, device, tr.reference, tr.request.exemplars}, c.budget).text;
+      tr.request.prompt = asked->value("prompt", std::string());
+      tr.shown = asked->value("shown", json::array());
       tr.slots.clear();
-      for (auto& a : policy.answer(tr.request)) tr.slots.push_back({a, policy::parse_response(a.text, a.finish_reason), {}, {}, {}});
+      for (auto& a : asked->value("answers", json::array())) {
+        policy::PolicyAnswer answer = answer_from_json(a);
+        tr.slots.push_back({answer, policy::parse_response(answer.text, answer.finish_reason), {}, {}, {}});
+      }
       if (tr.slots.empty()) {  // the policy has nothing more to say for this task
         tr.outcome.stopped_early = tr.done = true;
         continue;

@@ -127,6 +127,41 @@ TEST(Loop, AResumedRunGoesOnWithAContrastivePromptAndStopsWithoutProgress) {
   EXPECT_EQ(run.store.run_samples("test").size(), 9u);
 }
 
+// A run stopped after its policy answered and before the round's samples were written: on resume
+// the same answers are judged (those judged already come from their evaluations), the policy is
+// not asked that round again, and the round's pending answers go once its samples are written.
+// (On the H200 a resumed chunk was asked again and, shown the stopped round's accepted files as
+// exemplars, answered 1 or 2 files where it had answered 3: the others were never credited.)
+TEST(Loop, AStoppedRoundIsJudgedOnItsOwnAnswersWhenResumed) {
+  LoopRun run;
+  run.config.rounds = 1;
+  ScriptedPolicy first;
+  auto given = first.answer({});
+  nlohmann::json answers = nlohmann::json::array();
+  for (auto& a : given)
+    answers.push_back({{"text", a.text}, {"finish_reason", a.finish_reason}, {"label", a.label},
+                       {"prompt_tokens", a.prompt_tokens}, {"completion_tokens", a.completion_tokens}});
+  run.store.save_pending_round("test", "scale_add", 1, {{"prompt", "the stopped round's prompt"}, {"shown", nlohmann::json::array()}, {"answers", answers}});
+  ScriptedPolicy resumed;
+  auto out = rl::run_loop(run.tasks, resumed, run.store, run.config);
+  EXPECT_TRUE(resumed.requests.empty()) << "the stopped round was asked again";
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].tried, 3);
+  EXPECT_EQ(out[0].correct, 1);
+  EXPECT_EQ(out[0].best_label, "ok");
+  auto rows = run.store.run_samples("test");
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].prompt, "the stopped round's prompt");
+  EXPECT_EQ(rows[0].label, "ok");
+  EXPECT_EQ(rows[2].outcome, "no_code");
+  EXPECT_FALSE(run.store.pending_round("test", "scale_add", 1).has_value());
+  // A round asked in full leaves nothing pending either.
+  run.config.rounds = 2, run.config.patience = 5;
+  rl::run_loop(run.tasks, resumed, run.store, run.config);
+  EXPECT_EQ(resumed.requests.size(), 1u);
+  EXPECT_FALSE(run.store.pending_round("test", "scale_add", 2).has_value());
+}
+
 // Two tasks' answers are evaluated together in one round, and a second run over a finished one
 // reports what the first did (best file's speedups, flags), not a blank.
 TEST(Loop, ARoundEvaluatesEveryTasksAnswersTogetherAndAResumeKeepsTheirFindings) {

@@ -67,6 +67,16 @@ CREATE TABLE IF NOT EXISTS rl_samples (
   exemplars_json    TEXT NOT NULL DEFAULT '[]',
   UNIQUE (run, task_id, round, slot)
 );
+-- A round's answers as the policy gave them (rl/loop.cpp), kept from the moment they came until the
+-- round's samples are written: a run stopped mid-round is not asked again on resume; the same
+-- answers are judged, those judged already from their evaluations.
+CREATE TABLE IF NOT EXISTS rl_pending (
+  run        TEXT NOT NULL,
+  task_id    TEXT NOT NULL,
+  round      INTEGER NOT NULL,
+  asked_json TEXT NOT NULL,
+  PRIMARY KEY (run, task_id, round)
+);
 CREATE INDEX IF NOT EXISTS evaluations_key
   ON evaluations (task_hash, candidate_hash, protocol, device);
 )sql";
@@ -245,8 +255,36 @@ void Store::save_round(const std::vector<RlSample>& samples) {
       ins.exec();
       ins.reset();
     }
+    SQLite::Statement done(*db_, "DELETE FROM rl_pending WHERE run = ?1 AND task_id = ?2 AND round = ?3");
+    for (auto& x : samples) {
+      done.bind(1, x.run), done.bind(2, x.task_id), done.bind(3, x.round);
+      done.exec();
+      done.reset();
+    }
     tx.commit();
     return 0;
+  });
+}
+
+void Store::save_pending_round(const std::string& run, const std::string& task_id, int round, const nlohmann::json& asked) {
+  std::lock_guard<std::mutex> lock(m_);
+  guarded(path_, "writing a round's answers to the store", [&] {
+    SQLite::Statement q(*db_, "INSERT OR REPLACE INTO rl_pending (run, task_id, round, asked_json) VALUES (?1, ?2, ?3, ?4)");
+    q.bind(1, run), q.bind(2, task_id), q.bind(3, round), q.bind(4, asked.dump());
+    q.exec();
+    return 0;
+  });
+}
+
+std::optional<nlohmann::json> Store::pending_round(const std::string& run, const std::string& task_id, int round) {
+  std::lock_guard<std::mutex> lock(m_);
+  return guarded(path_, "reading the store", [&]() -> std::optional<nlohmann::json> {
+    SQLite::Statement q(*db_, "SELECT asked_json FROM rl_pending WHERE run = ?1 AND task_id = ?2 AND round = ?3");
+    q.bind(1, run), q.bind(2, task_id), q.bind(3, round);
+    if (!q.executeStep()) return std::nullopt;
+    auto j = nlohmann::json::parse(q.getColumn(0).getString(), nullptr, false);
+    if (j.is_discarded()) return std::nullopt;  // unreadable: the round is asked again
+    return j;
   });
 }
 

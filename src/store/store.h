@@ -64,8 +64,12 @@ class Store {
   std::vector<Exemplar> exemplars(const std::string& task_hash, const std::string& protocol_key,
                                   const std::string& device);
 
-  // An optimisation round's samples, all or none.
+  // An optimisation round's samples, all or none; the round's pending answers go with them.
   void save_round(const std::vector<RlSample>& samples);
+  // A round's answers as asked (rl/loop.cpp says what the JSON holds), kept until save_round
+  // writes that round: a resumed run judges them instead of asking the policy again.
+  void save_pending_round(const std::string& run, const std::string& task_id, int round, const nlohmann::json& asked);
+  std::optional<nlohmann::json> pending_round(const std::string& run, const std::string& task_id, int round);
   // A run's samples in the order written (every run's when run is empty); one task's when
   // task_id is not empty.
   std::vector<RlSample> run_samples(const std::string& run, const std::string& task_id = "");
