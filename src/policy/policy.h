@@ -26,6 +26,9 @@ struct PolicyRequest {
   // policy itself wrote it: a policy may learn from them without parsing the prompt.
   std::vector<PromptExemplar> exemplars;
   std::vector<std::string> exemplar_labels;  // same length as exemplars; "" when unknown
+  // The labels of every answer this run gave the task in earlier rounds, a resumed run's
+  // included: a policy that must not repeat itself (replay) cannot rely on its own memory.
+  std::vector<std::string> answered_labels;
   int count = 1;            // answers wanted: the group's size G
   int round = 0;
   uint64_t seed = 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 #include <system_error>
 
 #include "core/error.h"
@@ -166,9 +167,11 @@ std::vector<ReplayPolicy::Kernel> ReplayPolicy::folder_kernels(const std::string
 std::vector<PolicyAnswer> ReplayPolicy::answer(const PolicyRequest& request) {
   std::vector<Kernel> kernels = folder_ ? folder_kernels(request.task_id) : row_kernels(request);
   std::vector<PolicyAnswer> out;
+  std::set<std::string> answered(request.answered_labels.begin(), request.answered_labels.end());
   std::lock_guard<std::mutex> lock(mutex_);
   for (const Kernel& k : kernels) {
     if (static_cast<int>(out.size()) >= request.count) break;
+    if (answered.count(k.label)) continue;
     if (given_.insert(k.key).second) out.push_back(replay_answer(k));
   }
   return out;

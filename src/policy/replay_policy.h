@@ -17,7 +17,8 @@
 // by task id only (a task id with ".." or an absolute path matches nothing).
 //
 // Each kernel is given once per policy object, in source order: successive calls continue where
-// the last stopped and return fewer answers, then none, when the task's set runs dry.
+// the last stopped and return fewer answers, then none, when the task's set runs dry. A kernel
+// whose label is in request.answered_labels counts as given (a resumed run's earlier rounds).
 #pragma once
 
 #include <cstddef>

@@ -58,6 +58,7 @@ struct TaskRun {
   bool done = false;
   TaskOutcome outcome;
   std::map<std::string, std::string> labels;  // candidate hash -> the label of the answer that wrote it
+  std::vector<std::string> answered;           // every earlier answer's label, in order
   // This round's:
   policy::PolicyRequest request;
   json shown = json::array();
@@ -92,6 +93,7 @@ void replay_history(TaskRun& t, const std::vector<RlSample>& samples,
     }
     ++t.outcome.tried;
     t.outcome.correct += x.accepted;
+    t.answered.push_back(x.label);
     if (x.candidate_hash.empty() || x.status.empty()) continue;
     Slot sl;
     sl.hash = x.candidate_hash, sl.answer.label = x.label;
@@ -171,7 +173,7 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
     std::vector<Store::Exemplar> known = exemplars_of(tr.task_hash);
     std::vector<Exemplar> scored;
     for (auto& e : known) scored.push_back({e.candidate_hash, e.speedup});
-    tr.request = policy::PolicyRequest{task.id, task.path.string(), tr.reference, device, "", {}, {}, c.group, round, rng()};
+    tr.request = policy::PolicyRequest{task.id, task.path.string(), tr.reference, device, "", {}, {}, tr.answered, c.group, round, rng()};
     json shown = json::array();
     for (std::size_t i : sample_exemplars(scored, c.sampler, rng)) {
       tr.request.exemplars.push_back({known[i].source, known[i].speedup});
@@ -271,6 +273,7 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
         }
         ++out.tried;
         out.correct += x.accepted;
+        tr.answered.push_back(x.label);
         x.raw_reward = raw_reward(v, c.reward);
         x.reward = normalizer.normalise(x.raw_reward);
         rewards.push_back(x.reward);

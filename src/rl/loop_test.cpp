@@ -209,6 +209,29 @@ TEST(Loop, ReplayedKernelsAreEvaluatedInTurnUntilTheSetRunsDry) {
   EXPECT_NE(rows[1].label.find("b.py"), std::string::npos);
 }
 
+// A replay run resumed by a new process (a new policy object) goes on with the next kernel: the
+// earlier rounds' labels come with the request, so the policy does not start the set again.
+TEST(Loop, AResumedReplayGoesOnWhereTheStoppedOneWas) {
+  LoopRun run;
+  run.config.rounds = 1, run.config.group = 1, run.config.patience = 5;
+  fs::path set = run.dir / "set" / "scale_add";
+  fs::create_directories(set);
+  fs::copy_file(fixtures_dir() / "candidates" / "incorrect_scale_add_off_by_5pct.py", set / "a.py");
+  fs::copy_file(fixtures_dir() / "candidates" / "ok_scale_add_alpha.py", set / "b.py");
+  {
+    policy::ReplayPolicy replay(run.dir / "set");
+    rl::run_loop(run.tasks, replay, run.store, run.config);
+  }
+  run.config.rounds = 3;
+  policy::ReplayPolicy again(run.dir / "set");
+  auto out = rl::run_loop(run.tasks, again, run.store, run.config);
+  auto rows = run.store.run_samples("test");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_NE(rows[0].label.find("a.py"), std::string::npos);
+  EXPECT_NE(rows[1].label.find("b.py"), std::string::npos) << rows[1].label;
+  EXPECT_TRUE(out[0].stopped_early);
+}
+
 #ifdef CUDAL1_HAVE_HTTP
 // The OpenAI-compatible policy through the loop, against a real HTTP server on loopback. Each
 // request's seed (the round's seed plus the answer's slot) picks what the server does, so retries
