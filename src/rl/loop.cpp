@@ -183,7 +183,7 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
     tr.request.prompt = policy::build_prompt(c.templates, {task.id, device, tr.reference, tr.request.exemplars}, c.budget).text;
     json answers = json::array();
     for (auto& a : policy.answer(tr.request)) answers.push_back(answer_to_json(a));
-    return json{{"prompt", tr.request.prompt}, {"shown", shown}, {"answers", answers}};
+    return json{{"policy", policy.name()}, {"prompt", tr.request.prompt}, {"shown", shown}, {"answers", answers}};
   };
 
   // Rounds go over every task at once: one round's answers of all tasks fill the lanes together.
@@ -201,10 +201,13 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
       pr.task = task.id;
       tell("asking");
       // A round stopped before its samples were written left its answers: judge those, not new ones.
+      // Another policy's answers (a resume with another --policy) are not this one's to judge.
       std::optional<json> asked = store.pending_round(c.run, task.id, round);
+      if (asked && asked->value("policy", std::string()) != policy.name()) asked.reset();
       if (!asked) {
         asked = ask(tr, round);
-        store.save_pending_round(c.run, task.id, round, *asked);
+        // None: the task stops, and a later resume asks again (a replay set may have grown).
+        if (!(*asked)["answers"].empty()) store.save_pending_round(c.run, task.id, round, *asked);
       }
       tr.request.prompt = asked->value("prompt", std::string());
       tr.shown = asked->value("shown", json::array());

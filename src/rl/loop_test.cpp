@@ -141,7 +141,11 @@ TEST(Loop, AStoppedRoundIsJudgedOnItsOwnAnswersWhenResumed) {
   for (auto& a : given)
     answers.push_back({{"text", a.text}, {"finish_reason", a.finish_reason}, {"label", a.label},
                        {"prompt_tokens", a.prompt_tokens}, {"completion_tokens", a.completion_tokens}});
-  run.store.save_pending_round("test", "scale_add", 1, {{"prompt", "the stopped round's prompt"}, {"shown", nlohmann::json::array()}, {"answers", answers}});
+  nlohmann::json pending = {{"policy", "scripted"}, {"prompt", "the stopped round's prompt"},
+                            {"shown", nlohmann::json::array()}, {"answers", answers}};
+  run.store.save_pending_round("test", "scale_add", 1, pending);
+  // Another policy's pending answers are not judged: that policy is asked.
+  run.store.save_pending_round("other", "scale_add", 1, {{"policy", "replay:x"}, {"prompt", "p"}, {"answers", answers}});
   ScriptedPolicy resumed;
   auto out = rl::run_loop(run.tasks, resumed, run.store, run.config);
   EXPECT_TRUE(resumed.requests.empty()) << "the stopped round was asked again";
@@ -160,6 +164,10 @@ TEST(Loop, AStoppedRoundIsJudgedOnItsOwnAnswersWhenResumed) {
   rl::run_loop(run.tasks, resumed, run.store, run.config);
   EXPECT_EQ(resumed.requests.size(), 1u);
   EXPECT_FALSE(run.store.pending_round("test", "scale_add", 2).has_value());
+  run.config.run = "other", run.config.rounds = 1;
+  ScriptedPolicy other;
+  rl::run_loop(run.tasks, other, run.store, run.config);
+  EXPECT_EQ(other.requests.size(), 1u);
 }
 
 // Two tasks' answers are evaluated together in one round, and a second run over a finished one

@@ -36,10 +36,13 @@ Worker::Worker(const WorkerSpec& spec)
   // candidate is hostile: no tokens or keys). The reference gets the same list: a variable that
   // reached only one side (PYTHONMALLOC, PYTHONDEVMODE, a thread setting) would time the two
   // sides of an A/A comparison differently.
-  ps.env_allow_prefixes = {"PATH", "LANG", "LC_", "TZ", "TERM", "PYTHONPATH", "VIRTUAL_ENV",
-                           "LD_LIBRARY_PATH", "CUDA_", "NVIDIA_", "TORCH_CUDA_ARCH_LIST",
-                           "MAX_JOBS", "CC", "CXX", "OMP_", "KMP_", "GOMP_", "MKL_", "OPENBLAS_",
-                           "NCCL_", "TORCH_SYMM_MEM_", "NVSHMEM_"};
+  // USER and LOGNAME: torch.compile names its cache folder after getpass.getuser(), which fails
+  // for a uid without a passwd entry (a container) when they are unset.
+  ps.env_allow_prefixes = {"PATH", "LANG", "LC_", "TZ", "TERM", "USER", "LOGNAME", "PYTHONPATH",
+                           "VIRTUAL_ENV", "LD_LIBRARY_PATH", "CUDA_", "NVIDIA_", "TORCH_CUDA_ARCH_LIST",
+                           "TORCHINDUCTOR_", "TRITON_", "PYTORCH_", "CUDNN_", "CUBLAS_", "MAX_JOBS",
+                           "CC", "CXX", "OMP_", "KMP_", "GOMP_", "MKL_", "OPENBLAS_", "NCCL_",
+                           "TORCH_SYMM_MEM_", "NVSHMEM_", "HIP_", "ROCR_", "HSA_"};
   process_ = std::make_unique<Process>(ps);
   std::random_device rd;
   for (int i = 0; i < 4; ++i) nonce_ += std::to_string(rd());
