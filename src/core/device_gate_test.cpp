@@ -1,11 +1,19 @@
 // DeviceGate: exclusive holds exclude everything; shared holds overlap; a waiting exclusive
-// request is not starved by shared requests that arrive after it.
+// request is not starved by shared requests that arrive after it; with freezing, members' shared
+// holds are stopped instead of waited for.
 #include "core/device_gate.h"
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
+#include <fstream>
+#include <functional>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -119,4 +127,89 @@ TEST(DeviceGate, MovedHoldReleasesOnce) {
 }
 
 }  // namespace
+}  // namespace cudal1
+
+namespace cudal1 {
+
+namespace {
+
+// A child in its own process group that only waits, for the freezing tests.
+struct Sleeper {
+  pid_t pid = -1;
+  Sleeper() {
+    pid = fork();
+    if (pid == 0) {
+      setsid();
+      for (;;) pause();
+    }
+    // Wait for setsid: until then the group does not exist.
+    for (int i = 0; i < 200 && getpgid(pid) != pid; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ~Sleeper() {
+    kill(-pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+  }
+  bool stopped() const {
+    std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+    std::string s((std::istreambuf_iterator<char>(f)), {});
+    auto p = s.rfind(')');
+    return p != std::string::npos && p + 2 < s.size() && s[p + 2] == 'T';
+  }
+};
+
+bool eventually(const std::function<bool()>& f) {
+  for (int i = 0; i < 200; ++i) {
+    if (f()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
+}  // namespace
+
+// With freezing, an exclusive request does not wait for a member's shared hold: the member's
+// processes are stopped while it is held and continued after, and a process the member starts
+// meanwhile is stopped at once.
+TEST(DeviceGate, FreezingStopsSharedMembersInsteadOfWaitingForThem) {
+  DeviceGate gate(true);
+  DeviceGate::Member checking(&gate), timing(&gate);
+  Sleeper a, late;
+  checking.track(a.pid);
+  auto shared = gate.acquire(DeviceGate::Mode::shared, &checking);
+  auto start = std::chrono::steady_clock::now();
+  {
+    auto alone = gate.acquire(DeviceGate::Mode::exclusive, &timing);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500));
+    EXPECT_TRUE(eventually([&] { return a.stopped(); }));
+    checking.track(late.pid);
+    EXPECT_TRUE(eventually([&] { return late.stopped(); }));
+  }
+  EXPECT_TRUE(eventually([&] { return !a.stopped() && !late.stopped(); }));
+  checking.untrack(late.pid);
+}
+
+// A member that is not freezable now (measuring time passing in its processes) is waited for as
+// without freezing; a hold without a member always is.
+TEST(DeviceGate, FreezingWaitsForHoldsItMayNotStop) {
+  DeviceGate gate(true);
+  DeviceGate::Member idle_check(&gate), timing(&gate);
+  Sleeper a;
+  idle_check.track(a.pid);
+  idle_check.set_freezable(false);
+  for (DeviceGate::Member* holder : {&idle_check, static_cast<DeviceGate::Member*>(nullptr)}) {
+    auto shared = std::make_unique<DeviceGate::Hold>(gate.acquire(DeviceGate::Mode::shared, holder));
+    std::atomic<bool> got{false};
+    std::thread t([&] {
+      auto alone = gate.acquire(DeviceGate::Mode::exclusive, &timing);
+      got = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_FALSE(got.load());
+    EXPECT_FALSE(a.stopped());
+    shared.reset();
+    t.join();
+    EXPECT_TRUE(got.load());
+  }
+}
+
 }  // namespace cudal1

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <random>
 
 #include "baselines/baselines.h"
@@ -133,6 +134,9 @@ struct PreparedEvaluation {
   fs::path shared, secret, ref_dir, cand_dir, oracle_dir;
   Plan plan;
   WorkerSpec cspec;
+  // With a freezing gate: this evaluation's processes, which another lane's timing may stop.
+  // Declared before the workers, which leave it when they go.
+  std::unique_ptr<DeviceGate::Member> member;
   std::unique_ptr<Worker> ref, cand;
   json prebuilt = nullptr;  // load_candidate's "prebuilt" entries (evaluator/prebuilt.h)
   double prepare_seconds = 0;
@@ -190,7 +194,7 @@ void stage_builds(PreparedEvaluation& p) {
 
 PreparedPtr prepare_evaluation(const EvalOptions& options) {
   auto start = std::chrono::steady_clock::now();
-  PreparedPtr p(new PreparedEvaluation{options, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, nullptr, 0});
+  PreparedPtr p(new PreparedEvaluation{.o = options});
   const EvalOptions& o = p->o;
   EvalResult& r = p->r;
   r.task_path = fs::absolute(o.task_path).string();
@@ -259,9 +263,20 @@ EvalResult run_evaluation(PreparedEvaluation& p) {
   auto add_seconds = [&](const std::string& phase, auto from, auto to) {
     r.phase_seconds[phase] = r.phase_seconds.value(phase, 0.0) + std::chrono::duration<double>(to - from).count();
   };
+  std::optional<DeviceGate::Member::Scope> joined;  // workers started from here on join too
+  if (o.device_gate && o.device_gate->freezes()) {
+    p.member = std::make_unique<DeviceGate::Member>(o.device_gate.get());
+    p.ref->join(p.member.get());
+    p.cand->join(p.member.get());
+    joined.emplace(p.member.get());
+  }
   auto report = [&](const std::string& stage, double f) {
     auto now = std::chrono::steady_clock::now();
     if (!stage_now.empty()) add_seconds(stage_now, stage_start, now);
+    // The idle check measures what the candidate's threads do while time passes: stopping its
+    // process meanwhile would hide them. Set while the timing's exclusive hold is still held.
+    if (p.member && stage == "idle check") p.member->set_freezable(false);
+    else if (p.member && stage_now == "idle check") p.member->set_freezable(true);
     if (o.device_gate) {
       // Attribution compares kernels' shares of the candidate's own GPU time, which another
       // process's work does not shift much; speed figures need the device alone.
@@ -281,7 +296,7 @@ EvalResult run_evaluation(PreparedEvaluation& p) {
         device_hold.downgrade();
       else if (!device_hold.held() || device_hold.mode() != mode) {
         device_hold.release();
-        device_hold = o.device_gate->acquire(mode);
+        device_hold = o.device_gate->acquire(mode, p.member.get());
         auto after = std::chrono::steady_clock::now();
         add_seconds("device_wait", now, after);
         now = after;

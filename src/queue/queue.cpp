@@ -132,8 +132,10 @@ LaneShares lane_shares(const QueueConfig& config) {
   LaneShares shares;
   std::map<std::string, int> lanes_on;
   for (auto& d : config.devices) lanes_on[d]++;
+  const char* env = std::getenv("CUDAL1_FREEZE_LANES");
+  bool freeze = config.freeze_lanes || (env && std::string(env) == "1");
   for (auto& [d, n] : lanes_on)
-    if (n > 1) shares.gates[d] = std::make_shared<DeviceGate>();
+    if (n > 1) shares.gates[d] = std::make_shared<DeviceGate>(freeze);
   if (config.devices.size() > 1)
     shares.memory = std::make_shared<MemoryBudget>(config.memory_budget_bytes ? config.memory_budget_bytes : default_memory_budget());
   return shares;

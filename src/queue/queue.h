@@ -48,6 +48,9 @@ struct QueueConfig {
   // Host memory the lanes' evaluations may hold at once (core/memory_budget.h), in bytes; 0:
   // three quarters of what is available when the queue starts. Only with more than one lane.
   uint64_t memory_budget_bytes = 0;
+  // Lanes on one device stop each other's processes while one times, instead of waiting for
+  // their stages to end (core/device_gate.h, freezing). Also on with CUDAL1_FREEZE_LANES=1.
+  bool freeze_lanes = false;
 };
 
 struct QueueStats {

@@ -98,8 +98,11 @@ TEST(Queue, LanesGiveThePlainVerdictsAndEveryJobOnce) {
 }
 
 // Lanes on one device overlap their checks but never their timing: each evaluation's timing
-// stage holds the device alone (core/device_gate.h), and the wait is reported.
+// stage holds the device alone (core/device_gate.h), and the wait is reported. The same with
+// freezing, where the other lanes' processes are stopped instead of waited for.
 TEST(Queue, LanesOnOneDeviceNeverTimeAtOnce) {
+  for (bool freeze : {false, true}) {
+  SCOPED_TRACE(freeze ? "freezing" : "waiting");
   using Clock = std::chrono::steady_clock;
   struct Mark { std::string job, stage; Clock::time_point at; };
   std::mutex m;
@@ -118,10 +121,12 @@ TEST(Queue, LanesOnOneDeviceNeverTimeAtOnce) {
   }
   QueueConfig c;
   c.devices = {"cpu", "cpu", "cpu"};
+  c.freeze_lanes = freeze;
   double waited = 0;
   std::size_t timed = 0;
   run_queue(js, c, [&](const QueueResult& r) {
     ASSERT_TRUE(r.result) << r.error->describe();
+    EXPECT_TRUE(r.result->accepted) << r.result->error;
     EXPECT_TRUE(r.result->phase_seconds.contains("device_wait"));
     waited += r.result->phase_seconds.value("device_wait", 0.0);
     timed += r.result->phase_seconds.contains("timing");
@@ -144,6 +149,7 @@ TEST(Queue, LanesOnOneDeviceNeverTimeAtOnce) {
   for (std::size_t i = 1; i < spans.size(); ++i)
     EXPECT_LE(spans[i - 1].second, spans[i].first) << "two lanes timed on one device at once";
   EXPECT_GE(waited, 0.0);
+  }
 }
 
 // A candidate still compiling does not hold up the ones behind it: the lane takes whichever job's

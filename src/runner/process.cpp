@@ -331,8 +331,16 @@ bool Process::check_memory() {
   return rss <= limits_.memory_bytes;
 }
 
+bool Process::stopped() const {
+  if (exit_) return false;
+  std::string stat = read_proc_file("/proc/" + std::to_string(pid_) + "/stat");
+  auto paren = stat.rfind(')');  // the name may hold spaces and parentheses; the state follows the last
+  return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'T';
+}
+
 WaitOutcome Process::read_line(std::chrono::milliseconds timeout, std::string& line) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto last = std::chrono::steady_clock::now();
   for (;;) {
     auto nl = pending_.find('\n');
     if (nl != std::string::npos) {
@@ -360,6 +368,10 @@ WaitOutcome Process::read_line(std::chrono::milliseconds timeout, std::string& l
       return WaitOutcome::exited;
     }
     auto now = std::chrono::steady_clock::now();
+    // Time the child spent stopped (frozen while another lane timed: core/device_gate.h) is not
+    // its own: the deadline moves on by it.
+    if (stopped()) deadline += now - last;
+    last = now;
     if (now >= deadline) return WaitOutcome::timeout;
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
     struct pollfd pfd[3] = {{rep_fd_, POLLIN, 0}, {out_fd_, POLLIN, 0}, {err_fd_, POLLIN, 0}};

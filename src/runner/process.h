@@ -72,8 +72,10 @@ class Process {
   // Writes one line (a '\n' is added) to the child's fd 3. False if the child is gone.
   bool send_line(const std::string& line);
 
-  // Waits up to `timeout` for one line on fd 4, draining stdout/stderr meanwhile.
+  // Waits up to `timeout` for one line on fd 4, draining stdout/stderr meanwhile. Time the child
+  // spends stopped (SIGSTOP) does not count.
   WaitOutcome read_line(std::chrono::milliseconds timeout, std::string& line);
+  bool stopped() const;  // stopped by a signal now
 
   // Kills the child's group and its orphans, reaps the child; idempotent.
   void kill_all();

@@ -41,6 +41,24 @@ TEST(Process, TimeoutThenKill) {
   EXPECT_TRUE(p.exit_info()->signaled);
 }
 
+// Time the child spends stopped (frozen while another lane times) does not count against its
+// deadline: a reply 0.3 s of running time away comes within a 1 s timeout although the child was
+// stopped for 1.5 s of it.
+TEST(Process, StoppedTimeDoesNotCountAgainstTheDeadline) {
+  Process p(shell("sleep 0.3; echo late >&4; sleep 100"));
+  ASSERT_EQ(kill(-p.pid(), SIGSTOP), 0);
+  std::thread resume([&] {
+    std::this_thread::sleep_for(1500ms);
+    kill(-p.pid(), SIGCONT);
+  });
+  std::string line;
+  auto outcome = p.read_line(1000ms, line);
+  resume.join();
+  EXPECT_EQ(outcome, WaitOutcome::line);
+  EXPECT_EQ(line, "late");
+  EXPECT_FALSE(p.stopped());
+}
+
 TEST(Process, TheChildBlocksNoSignalThatTheParentBlocks) {
   sigset_t term, before;
   sigemptyset(&term);

@@ -44,6 +44,7 @@ Worker::Worker(const WorkerSpec& spec)
                            "CC", "CXX", "OMP_", "KMP_", "GOMP_", "MKL_", "OPENBLAS_", "NCCL_",
                            "TORCH_SYMM_MEM_", "NVSHMEM_", "HIP_", "ROCR_", "HSA_"};
   process_ = std::make_unique<Process>(ps);
+  join(DeviceGate::Member::current());
   std::random_device rd;
   for (int i = 0; i < 4; ++i) nonce_ += std::to_string(rd());
   process_->send_line(nonce_);
@@ -110,6 +111,16 @@ WorkerReply Worker::request(const json& req, std::chrono::milliseconds timeout) 
       break;
   }
   return reply;
+}
+
+Worker::~Worker() {
+  if (member_) member_->untrack(process_->pid());
+}
+
+void Worker::join(DeviceGate::Member* member) {
+  if (member_ || !member) return;
+  member_ = member;
+  member_->track(process_->pid());  // the child leads its own process group
 }
 
 void Worker::shutdown() {

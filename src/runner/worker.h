@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/device_gate.h"
 #include "runner/process.h"
 
 namespace cudal1 {
@@ -40,7 +41,14 @@ struct WorkerReply {
 
 class Worker {
  public:
-  explicit Worker(const WorkerSpec& spec);  // starts the process; throws Error(runner)
+  // Starts the process; throws Error(runner). It joins the thread's current gate member
+  // (core/device_gate.h), if any, for as long as it lives.
+  explicit Worker(const WorkerSpec& spec);
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+  // Joins `member` (a worker started on another thread, before the evaluation ran).
+  void join(DeviceGate::Member* member);
 
   WorkerReply request(const json& req, std::chrono::milliseconds timeout);
 
@@ -52,6 +60,7 @@ class Worker {
 
  private:
   std::unique_ptr<Process> process_;
+  DeviceGate::Member* member_ = nullptr;
   std::string role_name_;
   std::string nonce_;  // every reply must carry it; a forged line does not
 };
