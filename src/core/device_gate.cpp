@@ -33,6 +33,30 @@ bool DeviceGate::Hold::yield() {
   return true;
 }
 
+DeviceGate::Member::~Member() {
+  std::lock_guard<std::mutex> l(gate_->m_);
+  if (frozen_) thaw();
+  gate_->frozen_.erase(this);
+  gate_->holders_.erase(this);
+}
+
+void DeviceGate::Member::freeze() {
+  signal_groups(groups_, SIGSTOP);
+  frozen_ = true;
+  frozen_since_ = std::chrono::steady_clock::now();
+}
+
+void DeviceGate::Member::thaw() {
+  signal_groups(groups_, SIGCONT);
+  frozen_ = false;
+  frozen_total_ += std::chrono::steady_clock::now() - frozen_since_;
+}
+
+std::chrono::nanoseconds DeviceGate::Member::frozen_for() const {
+  std::lock_guard<std::mutex> l(gate_->m_);
+  return frozen_total_ + (frozen_ ? std::chrono::steady_clock::now() - frozen_since_ : std::chrono::nanoseconds(0));
+}
+
 void DeviceGate::Member::track(pid_t group) {
   std::lock_guard<std::mutex> l(gate_->m_);
   groups_.insert(group);
@@ -85,7 +109,7 @@ void DeviceGate::downgrade(Member* member) {
   {
     std::lock_guard<std::mutex> l(m_);
     exclusive_ = false;
-    for (Member* m : frozen_) signal_groups(m->groups_, SIGCONT), m->frozen_ = false;
+    for (Member* m : frozen_) m->thaw();
     frozen_.clear();
     ++shared_;
     if (freeze_ && member) ++holders_[member];
@@ -103,8 +127,7 @@ DeviceGate::Hold DeviceGate::acquire(Mode mode, Member* member) {
     exclusive_ = true;
     for (auto& [m, count] : holders_)
       if (m != member) {
-        signal_groups(m->groups_, SIGSTOP);
-        m->frozen_ = true;
+        m->freeze();
         frozen_.insert(m);
       }
   } else {
@@ -121,7 +144,7 @@ void DeviceGate::release(Mode mode, Member* member) {
     std::lock_guard<std::mutex> l(m_);
     if (mode == Mode::exclusive) {
       exclusive_ = false;
-      for (Member* m : frozen_) signal_groups(m->groups_, SIGCONT), m->frozen_ = false;
+      for (Member* m : frozen_) m->thaw();
       frozen_.clear();
     } else {
       --shared_;

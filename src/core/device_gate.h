@@ -12,6 +12,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <map>
@@ -33,8 +34,13 @@ class DeviceGate {
   class Member {
    public:
     explicit Member(DeviceGate* gate) : gate_(gate) {}
+    ~Member();                  // continues its processes if it is frozen now
+    Member(const Member&) = delete;
+    Member& operator=(const Member&) = delete;
     void track(pid_t group);    // stopped at once when the member is frozen now
     void untrack(pid_t group);
+    // How long its processes have been stopped in all, the current stop included.
+    std::chrono::nanoseconds frozen_for() const;
     // Not freezable: an exclusive request waits for this member's shared hold to end, as without
     // freezing (a stage that measures time passing in its processes). Blocks while frozen.
     void set_freezable(bool freezable);
@@ -55,8 +61,12 @@ class DeviceGate {
    private:
     friend class DeviceGate;
     DeviceGate* gate_;
-    std::set<pid_t> groups_;  // under gate_->m_
+    std::set<pid_t> groups_;  // under gate_->m_, as is everything below
     bool freezable_ = true, frozen_ = false;
+    std::chrono::steady_clock::time_point frozen_since_;
+    std::chrono::nanoseconds frozen_total_{0};
+    void freeze();
+    void thaw();
   };
 
   // Held until destroyed or released. Movable, not copyable.
@@ -99,7 +109,7 @@ class DeviceGate {
   bool shared_in_the_way() const;
   static void signal_groups(const std::set<pid_t>& groups, int sig);
   const bool freeze_;
-  std::mutex m_;
+  mutable std::mutex m_;
   std::condition_variable cv_;
   std::size_t shared_ = 0, exclusive_waiting_ = 0;
   std::size_t unfrozen_shared_ = 0;       // shared holds without a member

@@ -185,7 +185,27 @@ TEST(DeviceGate, FreezingStopsSharedMembersInsteadOfWaitingForThem) {
     EXPECT_TRUE(eventually([&] { return late.stopped(); }));
   }
   EXPECT_TRUE(eventually([&] { return !a.stopped() && !late.stopped(); }));
+  EXPECT_GT(checking.frozen_for(), std::chrono::nanoseconds(0));
+  EXPECT_EQ(timing.frozen_for(), std::chrono::nanoseconds(0));
   checking.untrack(late.pid);
+}
+
+// An evaluation that ends while its processes are stopped (its thread threw, say) leaves the gate
+// with nothing of it: its processes go on, and the exclusive hold's release does not touch it.
+TEST(DeviceGate, AMemberGoneWhileFrozenIsContinuedAndForgotten) {
+  DeviceGate gate(true);
+  DeviceGate::Member timing(&gate);
+  Sleeper a;
+  auto checking = std::make_unique<DeviceGate::Member>(&gate);
+  checking->track(a.pid);
+  auto shared = std::make_unique<DeviceGate::Hold>(gate.acquire(DeviceGate::Mode::shared, checking.get()));
+  auto alone = gate.acquire(DeviceGate::Mode::exclusive, &timing);
+  EXPECT_TRUE(eventually([&] { return a.stopped(); }));
+  shared.reset();
+  checking.reset();
+  EXPECT_TRUE(eventually([&] { return !a.stopped(); }));
+  alone.release();
+  auto again = gate.acquire(DeviceGate::Mode::exclusive, &timing);  // nothing left in the way
 }
 
 // A member that is not freezable now (measuring time passing in its processes) is waited for as

@@ -270,13 +270,20 @@ EvalResult run_evaluation(PreparedEvaluation& p) {
     p.cand->join(p.member.get());
     joined.emplace(p.member.get());
   }
+  std::chrono::nanoseconds frozen_before{0};  // the member's frozen time when the stage began
   auto report = [&](const std::string& stage, double f) {
     auto now = std::chrono::steady_clock::now();
-    if (!stage_now.empty()) add_seconds(stage_now, stage_start, now);
+    if (!stage_now.empty()) {
+      // Time stopped by another lane's timing is its own phase, not the stage's.
+      auto frozen = p.member ? p.member->frozen_for() : std::chrono::nanoseconds(0);
+      add_seconds(stage_now, stage_start + (frozen - frozen_before), now);
+      if (frozen > frozen_before) add_seconds("frozen", now - (frozen - frozen_before), now);
+      frozen_before = frozen;
+    }
     // The idle check measures what the candidate's threads do while time passes: stopping its
     // process meanwhile would hide them. Set while the timing's exclusive hold is still held.
     if (p.member && stage == "idle check") p.member->set_freezable(false);
-    else if (p.member && stage_now == "idle check") p.member->set_freezable(true);
+    else if (p.member && stage_now == "idle check" && stage != "done") p.member->set_freezable(true);
     if (o.device_gate) {
       // Attribution compares kernels' shares of the candidate's own GPU time, which another
       // process's work does not shift much; speed figures need the device alone.

@@ -331,16 +331,9 @@ bool Process::check_memory() {
   return rss <= limits_.memory_bytes;
 }
 
-bool Process::stopped() const {
-  if (exit_) return false;
-  std::string stat = read_proc_file("/proc/" + std::to_string(pid_) + "/stat");
-  auto paren = stat.rfind(')');  // the name may hold spaces and parentheses; the state follows the last
-  return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'T';
-}
-
 WaitOutcome Process::read_line(std::chrono::milliseconds timeout, std::string& line) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
-  auto last = std::chrono::steady_clock::now();
+  const std::chrono::nanoseconds frozen_at_start = frozen_clock_ ? frozen_clock_() : std::chrono::nanoseconds(0);
   for (;;) {
     auto nl = pending_.find('\n');
     if (nl != std::string::npos) {
@@ -368,12 +361,10 @@ WaitOutcome Process::read_line(std::chrono::milliseconds timeout, std::string& l
       return WaitOutcome::exited;
     }
     auto now = std::chrono::steady_clock::now();
-    // Time the child spent stopped (frozen while another lane timed: core/device_gate.h) is not
-    // its own: the deadline moves on by it.
-    if (stopped()) deadline += now - last;
-    last = now;
-    if (now >= deadline) return WaitOutcome::timeout;
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
+    // Time the child spent frozen by its gate (core/device_gate.h) is not its own.
+    auto frozen = frozen_clock_ ? frozen_clock_() - frozen_at_start : std::chrono::nanoseconds(0);
+    if (now >= deadline + frozen) return WaitOutcome::timeout;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline + frozen - now).count();
     struct pollfd pfd[3] = {{rep_fd_, POLLIN, 0}, {out_fd_, POLLIN, 0}, {err_fd_, POLLIN, 0}};
     int r = poll(pfd, 3, static_cast<int>(std::min<long long>(left, 50)));
     if (r < 0 && errno != EINTR) return WaitOutcome::timeout;

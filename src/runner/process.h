@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -72,10 +73,12 @@ class Process {
   // Writes one line (a '\n' is added) to the child's fd 3. False if the child is gone.
   bool send_line(const std::string& line);
 
-  // Waits up to `timeout` for one line on fd 4, draining stdout/stderr meanwhile. Time the child
-  // spends stopped (SIGSTOP) does not count.
+  // Waits up to `timeout` for one line on fd 4, draining stdout/stderr meanwhile. Time that the
+  // frozen clock says the child spent frozen does not count.
   WaitOutcome read_line(std::chrono::milliseconds timeout, std::string& line);
-  bool stopped() const;  // stopped by a signal now
+  // How long the child has been kept stopped in all, by whoever stopped it on purpose (its
+  // DeviceGate member). Only that clock is trusted: the child can stop itself.
+  void set_frozen_clock(std::function<std::chrono::nanoseconds()> clock) { frozen_clock_ = std::move(clock); }
 
   // Kills the child's group and its orphans, reaps the child; idempotent.
   void kill_all();
@@ -95,6 +98,7 @@ class Process {
 
   pid_t pid_ = -1;
   int req_fd_ = -1, rep_fd_ = -1, out_fd_ = -1, err_fd_ = -1;
+  std::function<std::chrono::nanoseconds()> frozen_clock_;
   std::string pending_;  // reply bytes after the last full line
   std::string out_tail_, err_tail_;
   std::size_t output_seen_ = 0, peak_rss_ = 0;

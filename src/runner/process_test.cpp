@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -41,22 +42,34 @@ TEST(Process, TimeoutThenKill) {
   EXPECT_TRUE(p.exit_info()->signaled);
 }
 
-// Time the child spends stopped (frozen while another lane times) does not count against its
-// deadline: a reply 0.3 s of running time away comes within a 1 s timeout although the child was
-// stopped for 1.5 s of it.
-TEST(Process, StoppedTimeDoesNotCountAgainstTheDeadline) {
-  Process p(shell("sleep 0.3; echo late >&4; sleep 100"));
-  ASSERT_EQ(kill(-p.pid(), SIGSTOP), 0);
-  std::thread resume([&] {
-    std::this_thread::sleep_for(1500ms);
-    kill(-p.pid(), SIGCONT);
-  });
-  std::string line;
-  auto outcome = p.read_line(1000ms, line);
-  resume.join();
-  EXPECT_EQ(outcome, WaitOutcome::line);
-  EXPECT_EQ(line, "late");
-  EXPECT_FALSE(p.stopped());
+// Time the frozen clock says the child spent frozen (stopped while another lane timed) does not
+// count against its deadline: a reply 0.3 s of running time away comes within a 1 s timeout
+// although the child was stopped for 1.5 s of it. Stopped without the clock saying so (the child
+// can stop itself), the time counts.
+TEST(Process, FrozenTimeDoesNotCountAgainstTheDeadline) {
+  for (bool clock : {true, false}) {
+    SCOPED_TRACE(clock ? "with the frozen clock" : "without");
+    Process p(shell("sleep 0.3; echo late >&4; sleep 100"));
+    std::atomic<bool> frozen{true};
+    auto since = std::chrono::steady_clock::now();
+    std::atomic<long long> total_ns{0};
+    if (clock)
+      p.set_frozen_clock([&] {
+        return std::chrono::nanoseconds(total_ns.load()) + (frozen ? std::chrono::steady_clock::now() - since : 0ns);
+      });
+    ASSERT_EQ(kill(-p.pid(), SIGSTOP), 0);
+    std::thread resume([&] {
+      std::this_thread::sleep_for(1500ms);
+      total_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - since).count();
+      frozen = false;
+      kill(-p.pid(), SIGCONT);
+    });
+    std::string line;
+    auto outcome = p.read_line(1000ms, line);
+    resume.join();
+    EXPECT_EQ(outcome, clock ? WaitOutcome::line : WaitOutcome::timeout);
+    if (clock) EXPECT_EQ(line, "late");
+  }
 }
 
 TEST(Process, TheChildBlocksNoSignalThatTheParentBlocks) {

@@ -121,6 +121,7 @@ void Worker::join(DeviceGate::Member* member) {
   if (member_ || !member) return;
   member_ = member;
   member_->track(process_->pid());  // the child leads its own process group
+  process_->set_frozen_clock([member] { return member->frozen_for(); });
 }
 
 void Worker::shutdown() {
@@ -130,6 +131,8 @@ void Worker::shutdown() {
     std::string line;
     process_->read_line(std::chrono::milliseconds(2000), line);
   }
+  // Untracked before it is reaped: a reaped pid may be reused, by another lane's worker too.
+  if (member_) member_->untrack(process_->pid()), member_ = nullptr;
   process_->kill_all();
 }
 
