@@ -57,6 +57,15 @@ struct LoopRun {
   ~LoopRun() { fs::remove_all(dir); }
 };
 
+// A replay folder for scale_add: a.py (incorrect), then b.py (accepted).
+fs::path replay_set(const LoopRun& run) {
+  fs::path set = run.dir / "set";
+  fs::create_directories(set / "scale_add");
+  fs::copy_file(fixtures_dir() / "candidates" / "incorrect_scale_add_off_by_5pct.py", set / "scale_add" / "a.py");
+  fs::copy_file(fixtures_dir() / "candidates" / "ok_scale_add_alpha.py", set / "scale_add" / "b.py");
+  return set;
+}
+
 }  // namespace
 
 TEST(Loop, ARoundIsStoredScoredAndExportedAndTheBestFileKept) {
@@ -202,11 +211,8 @@ TEST(Loop, ARoundEvaluatesEveryTasksAnswersTogetherAndAResumeKeepsTheirFindings)
 TEST(Loop, ReplayedKernelsAreEvaluatedInTurnUntilTheSetRunsDry) {
   LoopRun run;
   run.config.rounds = 5, run.config.group = 1, run.config.patience = 5;
-  fs::path set = run.dir / "set" / "scale_add";
-  fs::create_directories(set);
-  fs::copy_file(fixtures_dir() / "candidates" / "incorrect_scale_add_off_by_5pct.py", set / "a.py");
-  fs::copy_file(fixtures_dir() / "candidates" / "ok_scale_add_alpha.py", set / "b.py");
-  policy::ReplayPolicy replay(run.dir / "set");
+  fs::path set = replay_set(run);
+  policy::ReplayPolicy replay(set);
   auto out = rl::run_loop(run.tasks, replay, run.store, run.config);
   EXPECT_EQ(out[0].rounds, 2);
   EXPECT_TRUE(out[0].stopped_early);
@@ -222,16 +228,13 @@ TEST(Loop, ReplayedKernelsAreEvaluatedInTurnUntilTheSetRunsDry) {
 TEST(Loop, AResumedReplayGoesOnWhereTheStoppedOneWas) {
   LoopRun run;
   run.config.rounds = 1, run.config.group = 1, run.config.patience = 5;
-  fs::path set = run.dir / "set" / "scale_add";
-  fs::create_directories(set);
-  fs::copy_file(fixtures_dir() / "candidates" / "incorrect_scale_add_off_by_5pct.py", set / "a.py");
-  fs::copy_file(fixtures_dir() / "candidates" / "ok_scale_add_alpha.py", set / "b.py");
+  fs::path set = replay_set(run);
   {
-    policy::ReplayPolicy replay(run.dir / "set");
+    policy::ReplayPolicy replay(set);
     rl::run_loop(run.tasks, replay, run.store, run.config);
   }
   run.config.rounds = 3;
-  policy::ReplayPolicy again(run.dir / "set");
+  policy::ReplayPolicy again(set);
   auto out = rl::run_loop(run.tasks, again, run.store, run.config);
   auto rows = run.store.run_samples("test");
   ASSERT_EQ(rows.size(), 2u);
