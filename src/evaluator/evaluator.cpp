@@ -271,15 +271,18 @@ EvalResult run_evaluation(PreparedEvaluation& p) {
     joined.emplace(p.member.get());
   }
   std::chrono::nanoseconds frozen_before{0};  // the member's frozen time when the stage began
+  // The stage running now ends at `now`: its time goes into its phase, except the time another
+  // lane's timing kept its processes stopped, which is a phase of its own.
+  auto close_stage = [&](std::chrono::steady_clock::time_point now) {
+    if (stage_now.empty()) return;
+    auto frozen = p.member ? p.member->frozen_for() : std::chrono::nanoseconds(0);
+    add_seconds(stage_now, stage_start + (frozen - frozen_before), now);
+    if (frozen > frozen_before) add_seconds("frozen", now - (frozen - frozen_before), now);
+    frozen_before = frozen;
+  };
   auto report = [&](const std::string& stage, double f) {
     auto now = std::chrono::steady_clock::now();
-    if (!stage_now.empty()) {
-      // Time stopped by another lane's timing is its own phase, not the stage's.
-      auto frozen = p.member ? p.member->frozen_for() : std::chrono::nanoseconds(0);
-      add_seconds(stage_now, stage_start + (frozen - frozen_before), now);
-      if (frozen > frozen_before) add_seconds("frozen", now - (frozen - frozen_before), now);
-      frozen_before = frozen;
-    }
+    close_stage(now);
     // The idle check measures what the candidate's threads do while time passes: stopping its
     // process meanwhile would hide them. Set while the timing's exclusive hold is still held.
     if (p.member && stage == "idle check") p.member->set_freezable(false);
@@ -324,7 +327,7 @@ EvalResult run_evaluation(PreparedEvaluation& p) {
     KeyedMutex::Guard g = flights.try_lock(key);
     if (g.held()) return g;
     auto now = std::chrono::steady_clock::now();
-    if (!stage_now.empty()) add_seconds(stage_now, stage_start, now);
+    close_stage(now);
     device_hold.release();
     g = flights.lock(key);
     stage_start = std::chrono::steady_clock::now();
