@@ -159,7 +159,24 @@ def thread_name(tid):
         return "?"
 
 
-def _lingering(before, grace_s=0.02):
+def _cpu_ns(tid):
+    """A thread's CPU time in nanoseconds (the scheduler's own count), None once it has gone."""
+    try:
+        with open(f"/proc/self/task/{tid}/schedstat") as f:
+            return int(f.read().split()[0])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _runnable(tid):
+    try:
+        with open(f"/proc/self/task/{tid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "R"
+    except (OSError, IndexError):
+        return False
+
+
+def _new_threads(before, grace_s=0.02):
     """Threads started since `before` that are still there after a short grace: a joined thread
     can stay listed in /proc for a moment while it exits."""
     deadline = _monotonic() + grace_s
@@ -170,6 +187,44 @@ def _lingering(before, grace_s=0.02):
         _sleep(0.001)
 
 
+class ThreadWatch:
+    """Threads a call left behind, watched until the batch ends: one that works after the call
+    returned (uses CPU while watched, or is runnable at the end) is work outside the timed
+    interval. One that sleeps throughout is not: torch's own compile pool starts such a thread
+    (inductor's idle timer) inside whichever call compiles after the pool went quiet. A sleeper
+    that wakes to work later is the idle check's to catch, which measures every other thread's
+    CPU while the worker waits. The watching happens after the batch's calls, so no call waits
+    for it."""
+
+    def __init__(self, watch_s=0.03, busy_ns=50_000):
+        self.watch_s = watch_s
+        self.busy_ns = busy_ns
+        self.pending = []  # (record, {tid: CPU ns when noted}, when noted)
+
+    def note(self, rec, tids):
+        self.pending.append((rec, {t: _cpu_ns(t) for t in tids}, _monotonic()))
+
+    def settle(self):
+        """Decides every noted thread; records that left a working one get `new_threads`."""
+        if not self.pending:
+            return
+        wait = self.pending[-1][2] + self.watch_s - _monotonic()
+        if wait > 0:
+            _sleep(wait)
+        alive = threads()
+        for rec, start, _ in self.pending:
+            busy = []
+            for t, then in start.items():
+                now = _cpu_ns(t) if t in alive else None
+                if now is None:
+                    continue  # ended on its own while watched
+                if then is None or now - then >= self.busy_ns or _runnable(t):
+                    busy.append(thread_name(t))
+            if busy:
+                rec["new_threads"] = busy
+        self.pending = []
+
+
 class Runner:
     """Runs calls of one model on one device the same way whatever the call is for."""
 
@@ -178,6 +233,7 @@ class Runner:
         self.timer = timer
         self.slot_count = slots
         self.slots = {}
+        self.thread_watch = ThreadWatch()
 
     def inputs(self, case_values, seed, slot):
         """The call's arguments: the case (or its variant) copied into slot `slot`'s buffers."""
@@ -218,7 +274,7 @@ class Runner:
         if samples:
             rec["samples"] = [sample(v, count=samples) if readable(v, c) else None
                               for v, c in zip(values, checks)]
-        left = _lingering(before)
+        left = _new_threads(before)
         if left:
-            rec["new_threads"] = [thread_name(t) for t in left]
+            self.thread_watch.note(rec, left)
         return rec, values, checks

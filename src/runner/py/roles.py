@@ -421,6 +421,7 @@ class Host:
                 before = None
             del outs
             records.append(rec)
+        self.runner.thread_watch.settle()
         reply = {"ok": True, "calls": records, **self.candidate_report()}
         if idle is not None:
             reply["idle"] = idle
