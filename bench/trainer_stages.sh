@@ -36,12 +36,15 @@ measure() {  # NAME MODEL_DIR; a measurement that finished (its summary.json) is
 
 [ -f "$m/init/config.json" ] || step "$bin" train init --out "$m/init" --tokenizer tests/fixtures/tokenizer/qwen \
   --arch qwen2 --hidden "${TR_HIDDEN:-384}" --layers "${TR_LAYERS:-6}" --heads "${TR_HEADS:-6}" --kv-heads 2 --max-positions 8192 --seed 1
-# The training step, C++ against PyTorch in Python, on the same model, batch and dtype.
+# The training step, C++ against PyTorch in Python, on the same model, batch and dtype
+# (TR_STEP_BENCH=0 leaves it out, to give a short lease's time to the stages).
 bench_args="--batch ${TR_BENCH_BATCH:-8} --seq ${TR_BENCH_SEQ:-2048} --steps 20 --warmup 5"
-step "$bin" train bench-step --model "$m/init" --full $bench_args -d "$dev" --dtype "${TR_BENCH_DTYPE:-bfloat16}" --json
-grep -h '^{' "$log" | tail -1 >"$scratch/step_cpp.json"
-step python3 bench/train_step_torch.py --model "$m/init" --full $bench_args --device "$dev" --dtype "${TR_BENCH_DTYPE:-bfloat16}" --json
-grep -h '^{' "$log" | tail -1 >"$scratch/step_torch.json"
+if [ "${TR_STEP_BENCH:-1}" = 1 ]; then
+  step "$bin" train bench-step --model "$m/init" --full $bench_args -d "$dev" --dtype "${TR_BENCH_DTYPE:-bfloat16}" --json
+  grep -h '^{' "$log" | tail -1 >"$scratch/step_cpp.json"
+  step python3 bench/train_step_torch.py --model "$m/init" --full $bench_args --device "$dev" --dtype "${TR_BENCH_DTYPE:-bfloat16}" --json
+  grep -h '^{' "$log" | tail -1 >"$scratch/step_torch.json"
+fi
 
 step "$bin" optimize --policy builtin $tasks --rounds 1 --group 3 --lanes "$lanes" --device "$dev" --run "$scratch/data" --name data
 measure init "$m/init"
