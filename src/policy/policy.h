@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,10 @@ class Policy {
   // set has one kernel for the task). Never throws for one failed answer: that answer carries
   // `error`. Throws Error for a policy that cannot work at all (no endpoint configured, ...).
   virtual std::vector<PolicyAnswer> answer(const PolicyRequest& request) = 0;
+  // The longest prompt this policy can take, counted its own way (a model's tokenizer and chat
+  // template), when it has such a limit: the loop fits its prompts to the smaller of this and its
+  // own budget. A prompt over a model's positions is otherwise answered with errors only.
+  virtual std::optional<PromptBudget> prompt_budget() const { return std::nullopt; }
 };
 
 }  // namespace cudal1::policy

@@ -165,6 +165,13 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
     if (progress) progress(pr);
   };
 
+  // Prompts fit the policy's own limit too (a model's positions, its tokenizer's count).
+  policy::PromptBudget budget = c.budget;
+  if (std::optional<policy::PromptBudget> own = policy.prompt_budget()) {
+    budget.max_tokens = std::min(budget.max_tokens, own->max_tokens);
+    if (own->count_tokens) budget.count_tokens = own->count_tokens;
+  }
+
   // One task's round asked of the policy: its prompt, the exemplars it showed, the answers.
   auto ask = [&](TaskRun& tr, int round) {
     const LoopTask& task = *tr.task;
@@ -180,7 +187,7 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
       tr.request.exemplar_labels.push_back(tr.labels.count(known[i].candidate_hash) ? tr.labels[known[i].candidate_hash] : "");
       shown.push_back({{"candidate_hash", known[i].candidate_hash}, {"speedup", known[i].speedup}, {"label", tr.request.exemplar_labels.back()}});
     }
-    tr.request.prompt = policy::build_prompt(c.templates, {task.id, device, tr.reference, tr.request.exemplars}, c.budget).text;
+    tr.request.prompt = policy::build_prompt(c.templates, {task.id, device, tr.reference, tr.request.exemplars}, budget).text;
     json answers = json::array();
     for (auto& a : policy.answer(tr.request)) answers.push_back(answer_to_json(a));
     return json{{"policy", policy.name()}, {"prompt", tr.request.prompt}, {"shown", shown}, {"answers", answers}};
@@ -258,7 +265,9 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
       bool better = false;
       for (std::size_t s = 0; s < tr.slots.size(); ++s) {
         Slot& sl = tr.slots[s];
-        RlSample x{c.run, tr.task->id, tr.task_hash, round, int(s), policy.name(), sl.answer.label, tr.request.prompt, sl.answer.text};
+        RlSample x;
+        x.run = c.run, x.task_id = tr.task->id, x.task_hash = tr.task_hash, x.round = round, x.slot = int(s);
+        x.policy = policy.name(), x.label = sl.answer.label, x.prompt = tr.request.prompt, x.completion = sl.answer.text;
         x.outcome = sl.answer.error.empty() ? policy::response_outcome_name(sl.parsed.outcome) : "policy_error";
         x.prompt_tokens = sl.answer.prompt_tokens, x.completion_tokens = sl.answer.completion_tokens;
         x.exemplars = tr.shown;

@@ -136,6 +136,37 @@ TEST(Loop, AResumedRunGoesOnWithAContrastivePromptAndStopsWithoutProgress) {
   EXPECT_EQ(run.store.run_samples("test").size(), 9u);
 }
 
+// Answers like ScriptedPolicy and takes prompts of at most `limit` bytes, its own count.
+struct LimitedPolicy : ScriptedPolicy {
+  std::size_t limit = 0;
+  std::optional<policy::PromptBudget> prompt_budget() const override {
+    return policy::PromptBudget{limit, [](const std::string& s) { return s.size(); }};
+  }
+};
+
+// A policy with its own prompt limit (a model: its positions less the answer's tokens, counted by
+// its tokenizer) gets contrastive prompts shortened to fit it. (On the H200 the contrastive
+// prompts of a model trained from scratch ran over its 8192 positions, and every answer of the
+// crl stage was an error.)
+TEST(Loop, ContrastivePromptsFitThePolicysOwnLimit) {
+  LoopRun run;
+  run.config.rounds = 1;
+  ScriptedPolicy first;
+  rl::run_loop(run.tasks, first, run.store, run.config);
+  run.config.rounds = 2;
+  LimitedPolicy again;
+  // The contrastive prompt unshortened: round 1's accepted file as the exemplar.
+  policy::PromptExemplar shown{read_file(fixtures_dir() / "candidates" / "ok_scale_add_alpha.py"), 1.0};
+  std::string full = policy::build_prompt(run.config.templates, {"scale_add", "cpu", read_file(run.tasks[0].path), {shown}},
+                                          policy::PromptBudget{1000000, nullptr}).text;
+  again.limit = full.size() - 40;
+  rl::run_loop(run.tasks, again, run.store, run.config);
+  ASSERT_EQ(again.requests.size(), 1u);
+  ASSERT_EQ(again.requests[0].exemplars.size(), 1u);  // what the prompt was made from
+  EXPECT_LE(again.requests[0].prompt.size(), again.limit);
+  EXPECT_GT(again.requests[0].prompt.size(), 0u);
+}
+
 // A run stopped after its policy answered and before the round's samples were written: on resume
 // the same answers are judged (those judged already come from their evaluations), the policy is
 // not asked that round again, and the round's pending answers go once its samples are written.

@@ -54,6 +54,13 @@ std::vector<policy::PolicyAnswer> ModelPolicy::answer(const policy::PolicyReques
   return answers;
 }
 
+std::optional<policy::PromptBudget> ModelPolicy::prompt_budget() const {
+  policy::PromptBudget b;
+  b.max_tokens = std::size_t(options_.max_prompt_tokens);
+  b.count_tokens = [encoder = encoder_](const std::string& text) { return encoder.prompt(text).size(); };
+  return b;
+}
+
 std::vector<SampledTokens> ModelPolicy::take_sampled(const std::string& task_id, int round) {
   std::lock_guard lock(m_);
   auto it = sampled_.find({task_id, round});

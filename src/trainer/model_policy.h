@@ -51,6 +51,8 @@ class ModelPolicy : public policy::Policy {
   ModelPolicy(std::shared_ptr<CausalLM> model, ChatEncoder encoder, ModelPolicyOptions options);
   std::string name() const override { return "model"; }
   std::vector<policy::PolicyAnswer> answer(const policy::PolicyRequest& request) override;
+  // max_prompt_tokens, counted as answer() counts: the whole chat-templated prompt.
+  std::optional<policy::PromptBudget> prompt_budget() const override;
 
   // The tokens of the answers given for (task, round), in answer order, moved out; empty when
   // they were not sampled by this object (a resumed run) or keep_tokens is off.

@@ -75,6 +75,17 @@ TEST(ModelPolicy, APromptLongerThanTheModelTakesIsAnsweredWithErrors) {
   EXPECT_TRUE(p.take_sampled("scale_add", 3).empty());
 }
 
+TEST(ModelPolicy, ItsPromptBudgetCountsTheWholeChatTemplatedPrompt) {
+  PolicySetup t;
+  ModelPolicy p = t.policy(/*max_prompt_tokens=*/300);
+  auto budget = p.prompt_budget();
+  ASSERT_TRUE(budget && budget->count_tokens);
+  EXPECT_EQ(budget->max_tokens, 300u);
+  ChatEncoder enc(t.tok, std::nullopt);
+  const std::string text = "Make scale_add faster.\n```python\nclass ModelNew: pass\n```";
+  EXPECT_EQ(budget->count_tokens(text), enc.prompt(text).size());
+}
+
 TEST(ChatEncoder, StopsAtTheEndOfTheAssistantsTurnAndTrainsOnIt) {
   PolicySetup t;
   ChatEncoder enc(t.tok, std::nullopt);
