@@ -10,6 +10,8 @@
 # N_PLAIN / N_CUDA cap the bundled solutions taken; LANES: the queue's lanes per GPU (their checks
 # overlap, their timing takes turns: core/device_gate.h); MODES="stock" then MODES="queue" with one
 # OUT_DIR runs the paths in two calls (the pairs file is reused), the table comes after both.
+# Mode "queue-freeze" is the queue with CUDAL1_FREEZE_LANES=1 (a timing lane stops the others'
+# processes instead of waiting for their stages): MODES="queue queue-freeze stock" compares both.
 set -uo pipefail
 cli=$1 n_l1=${2:-12} out=${3:-$(mktemp -d)}
 device=${DEVICE:-cuda}  # DEVICE=cpu LIMIT=4: a smoke test of the script itself on a machine without a GPU
@@ -54,38 +56,50 @@ sample_gpu() {  # $1: file; one utilisation sample every 200 ms until killed
   nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 200 >"$1" 2>/dev/null
 }
 for mode in ${MODES:-queue stock}; do
-  flag="--lanes ${LANES:-1}"; [ $mode = stock ] && flag=--stock
+  case $mode in
+    stock) flag=--stock freeze=0 ;;
+    queue) flag="--lanes ${LANES:-1}" freeze=0 ;;
+    queue-freeze) flag="--lanes ${LANES:-1}" freeze=1 ;;
+    *) echo "throughput.sh: MODES holds \"$mode\"; the modes are queue, queue-freeze and stock" >&2; exit 2 ;;
+  esac
   # Each path starts with no build cache: a build it needs is a cache miss.
   export CUDAL1_CACHE=$out/cache_$mode
   # The queue's precompiled headers are built once per machine, torch and compiler, then serve
   # every later build: made here, outside the timed run, by building a fixture that is not in the
   # set (WARM_PCH= skips it). Every module of the set is still a cache miss.
   warm=${WARM_PCH-$root/tests/fixtures/cuda/ok_scale_add_float4_cuda.py}
-  if [ $mode = queue ] && [ -n "$warm" ] && [ "$device" != cpu ] && [ ! -s "$out/warmup.txt" ]; then
+  if [ $mode != stock ] && [ -n "$warm" ] && [ "$device" != cpu ] && [ ! -s "$out/warmup.txt" ]; then
     t0=$SECONDS
     "$cli" build "$warm" --device "$device" >/dev/null 2>&1
     echo "toolchain warm-up before the queue's run (precompiled headers): $((SECONDS - t0)) s" >"$out/warmup.txt"
   fi
   sample_gpu "$out/gpu_$mode.txt" & sampler=$!
-  "$cli" batch --pairs "$out/pairs.jsonl" ${LIMIT:+--limit "$LIMIT"} $flag --device "$device" --out "$out/results_$mode.jsonl" --json >"$out/summary_$mode.json" 2>"$out/log_$mode.txt"
+  CUDAL1_FREEZE_LANES=$freeze "$cli" batch --pairs "$out/pairs.jsonl" ${LIMIT:+--limit "$LIMIT"} $flag --device "$device" --out "$out/results_$mode.jsonl" --json >"$out/summary_$mode.json" 2>"$out/log_$mode.txt"
   kill $sampler 2>/dev/null; wait $sampler 2>/dev/null
 done
 
-[ -s "$out/summary_queue.json" ] && [ -s "$out/summary_stock.json" ] || { echo "one path so far: run the other with MODES and the same OUT_DIR"; exit 0; }
+{ [ -s "$out/summary_queue.json" ] || [ -s "$out/summary_queue-freeze.json" ]; } && [ -s "$out/summary_stock.json" ] ||
+  { echo "one path so far: run the others with MODES and the same OUT_DIR"; exit 0; }
 [ -s "$out/warmup.txt" ] && cat "$out/warmup.txt"
 python3 - "$out" <<'PY'
-import json, statistics, sys
+import json, os, statistics, sys
 out = sys.argv[1]
-rows, verdicts = [], {}
-for mode in ("queue", "stock"):
+modes = [m for m in ("queue", "queue-freeze", "stock") if os.path.exists(f"{out}/summary_{m}.json")]
+queues = [m for m in modes if m != "stock"]
+rows, verdicts, speed = {}, {}, {}
+for mode in modes:
     s = json.load(open(f"{out}/summary_{mode}.json"))
-    samples = [int(x) for x in open(f"{out}/gpu_{mode}.txt").read().split() if x.strip().isdigit()]
+    samples = [int(x) for x in open(f"{out}/gpu_{mode}.txt").read().split() if x.strip().isdigit()] \
+        if os.path.exists(f"{out}/gpu_{mode}.txt") else []
     idle = sum(1 for x in samples if x == 0) / len(samples) if samples else float("nan")
+    results = [json.loads(l) for l in open(f"{out}/results_{mode}.jsonl")]
     verdicts[mode] = {}
-    for l in open(f"{out}/results_{mode}.jsonl"):
-        r = json.loads(l)
+    for r in results:
         res = r.get("result")
         verdicts[mode][r["id"]] = (res["status"], res["accepted"]) if res else ("error", False)
+        e = ((res or {}).get("speedup") or {}).get("eager")
+        if e:
+            speed.setdefault(r["id"], {})[mode] = e
     # Build time on a cache miss: the build service's per-module compile time (queue); the
     # candidate's load, which is its in-process build, for candidates that built (stock).
     if "builds" in s:
@@ -93,36 +107,37 @@ for mode in ("queue", "stock"):
         build = (b["compile_s_median"], b["compile_s_p90"], b["compiled"])
     else:
         loads = []
-        for l in open(f"{out}/results_{mode}.jsonl"):
-            res = json.loads(l).get("result") or {}
+        for r in results:
+            res = r.get("result") or {}
             if "load_inline" in open(res.get("candidate", {}).get("path", "/dev/null"), errors="replace").read():
                 loads.append(res.get("phase_seconds", {}).get("candidate", 0.0))
         loads.sort()
         pick = lambda q: loads[min(len(loads) - 1, int(q * (len(loads) - 1) + 0.5))] if loads else float("nan")
         build = (pick(0.5), pick(0.9), len(loads))
-    rows.append((mode, s["evaluations"], s["wall_s"], s["evaluations_per_hour"], build, s["load_s_median"], idle))
-print(f"{'path':<7} {'evals':>5} {'wall s':>8} {'evals/hour':>10} {'builds':>6} {'build median s':>14} {'build p90 s':>11} {'load median s':>13} {'GPU idle':>8}")
-for m, n, w, e, (bmed, bp90, bn), lmed, idle in rows:
-    print(f"{m:<7} {n:>5} {w:>8.1f} {e:>10.0f} {bn:>6} {bmed:>14.1f} {bp90:>11.1f} {lmed:>13.1f} {100*idle:>7.1f}%")
-# Where each path's lane time went: the median seconds of each evaluation phase.
-for mode in ("queue", "stock"):
+    rows[mode] = (s["evaluations"], s["wall_s"], s["evaluations_per_hour"], build, s["load_s_median"], idle)
+    # Where each path's lane time went: the median seconds of each evaluation phase.
     phases = {}
-    for l in open(f"{out}/results_{mode}.jsonl"):
-        for k, v in ((json.loads(l).get("result") or {}).get("phase_seconds") or {}).items():
+    for r in results:
+        for k, v in ((r.get("result") or {}).get("phase_seconds") or {}).items():
             phases.setdefault(k, []).append(v)
-    print(f"{mode} phases (median s): " + ", ".join(f"{k} {statistics.median(v):.1f}" for k, v in sorted(phases.items())))
-# The two paths' speedups for the same candidates: lanes sharing a GPU must not move them.
-speed = {}
-for mode in ("queue", "stock"):
-    for l in open(f"{out}/results_{mode}.jsonl"):
-        r = json.loads(l); res = r.get("result") or {}
-        e = (res.get("speedup") or {}).get("eager")
-        if e: speed.setdefault(r["id"], {})[mode] = e
-both = [(k, v["queue"], v["stock"]) for k, v in speed.items() if len(v) == 2]
-if both:
-    print("speedup vs eager, queue / stock: " + ", ".join(f"{k.split('/')[-1]} {q:.2f}/{s:.2f}" for k, q, s in both))
-q, s = verdicts["queue"], verdicts["stock"]
-differ = [k for k in q if q[k] != s.get(k)]
-print(f"speedup of evaluations/hour: {rows[0][3] / rows[1][3]:.1f}x; verdicts differ on {len(differ)} of {len(q)}"
-      + (": " + ", ".join(f"{k} {q[k]} vs {s.get(k)}" for k in differ) if differ else ""))
+    rows[mode] += (", ".join(f"{k} {statistics.median(v):.1f}" for k, v in sorted(phases.items())),)
+print(f"{'path':<12} {'evals':>5} {'wall s':>8} {'evals/hour':>10} {'builds':>6} {'build median s':>14} {'build p90 s':>11} {'load median s':>13} {'GPU idle':>8}")
+for m in modes:
+    n, w, e, (bmed, bp90, bn), lmed, idle, _ = rows[m]
+    print(f"{m:<12} {n:>5} {w:>8.1f} {e:>10.0f} {bn:>6} {bmed:>14.1f} {bp90:>11.1f} {lmed:>13.1f} {100*idle:>7.1f}%")
+for m in modes:
+    print(f"{m} phases (median s): {rows[m][6]}")
+# Each queue mode against the stock way: the same candidates' speedups (lanes sharing a GPU must
+# not move them), evaluations an hour, and whether every verdict agrees.
+st = verdicts["stock"]
+for m in queues:
+    both = [(k, v[m], v["stock"]) for k, v in speed.items() if m in v and "stock" in v]
+    if both:
+        print(f"speedup vs eager, {m} / stock: " + ", ".join(f"{k.split('/')[-1]} {q:.2f}/{s:.2f}" for k, q, s in both))
+        ratios = sorted(q / s for _, q, s in both)
+        print(f"  {m} over stock, per candidate: median {statistics.median(ratios):.3f}, range {ratios[0]:.3f}-{ratios[-1]:.3f}")
+    q = verdicts[m]
+    differ = [k for k in q if q[k] != st.get(k)]
+    print(f"{m}: {rows[m][2] / rows['stock'][2]:.1f}x the stock way's evaluations/hour; verdicts differ on {len(differ)} of {len(q)}"
+          + (": " + ", ".join(f"{k} {q[k]} vs {st.get(k)}" for k in differ) if differ else ""))
 PY
