@@ -46,9 +46,12 @@ if [ "${TR_STEP_BENCH:-1}" = 1 ]; then
   grep -h '^{' "$log" | tail -1 >"$scratch/step_torch.json"
 fi
 
-step "$bin" optimize --policy builtin $tasks --rounds 1 --group 3 --lanes "$lanes" --device "$dev" --run "$scratch/data" --name data
+# TR_DATA_ROUNDS=2 adds answers that were shown contrastive prompts (earlier files with their
+# speedups), and TR_PER_TASK=4 lets SFT take them beside the first round's: a model that has only
+# seen first-round prompts meets contrastive ones for the first time in crl.
+step "$bin" optimize --policy builtin $tasks --rounds "${TR_DATA_ROUNDS:-1}" --group 3 --lanes "$lanes" --device "$dev" --run "$scratch/data" --name data
 measure init "$m/init"
-[ -d "$scratch/sft/model" ] || step "$bin" train sft --model "$m/init" --out "$scratch/sft" --full --run data -d "$dev" --dtype float32 \
+[ -d "$scratch/sft/model" ] || step "$bin" train sft --model "$m/init" --out "$scratch/sft" --full --run data --per-task "${TR_PER_TASK:-2}" -d "$dev" --dtype float32 \
   --epochs "${TR_SFT_EPOCHS:-40}" --batch 3 --lr "${TR_SFT_LR:-1e-3}" --warmup 10 --max-tokens 8192
 measure sft "$scratch/sft/model"
 [ -d "$scratch/selfsup/model" ] || step "$bin" train selfsup --model "$scratch/sft/model" --out "$scratch/selfsup" --full $tasks \
