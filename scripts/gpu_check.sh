@@ -89,7 +89,8 @@ if has builds; then
 fi
 
 # 4d. Throughput: the queue against the stock way (stage throughput; THROUGHPUT_MODES splits it
-# over two calls with the same OUT, N_CUDA_L1 rows from CUDA_L1_JSONL).
+# over two calls with the same OUT, N_CUDA_L1 rows from CUDA_L1_JSONL; "queue queue-freeze stock"
+# adds the queue with freezing).
 has throughput && MODES=${THROUGHPUT_MODES:-queue stock} bench/throughput.sh "$bin/cudal1" "${N_CUDA_L1:-6}" "$scratch/throughput" \
   >"$out/throughput.txt" 2>&1
 
