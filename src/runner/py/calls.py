@@ -19,6 +19,7 @@ import tensor_io
 from tensor_io import _TB, _Tensor, _isinstance, _type
 
 _urandom = os.urandom
+_open = open  # bound before candidate code runs: the /proc reads below decide background_thread
 _listdir = os.listdir
 _monotonic = time.monotonic
 _sleep = time.sleep
@@ -112,7 +113,7 @@ def decode_positions(text):
 
 def _cpu_ticks(tid):
     try:
-        with open(f"/proc/self/task/{tid}/stat") as f:
+        with _open(f"/proc/self/task/{tid}/stat") as f:
             fields = f.read().rsplit(")", 1)[1].split()
         return int(fields[11]) + int(fields[12])  # utime + stime
     except (OSError, IndexError, ValueError):
@@ -153,7 +154,7 @@ def threads():
 
 def thread_name(tid):
     try:
-        with open(f"/proc/self/task/{tid}/comm") as f:
+        with _open(f"/proc/self/task/{tid}/comm") as f:
             return f.read().strip()
     except OSError:
         return "?"
@@ -162,7 +163,7 @@ def thread_name(tid):
 def _cpu_ns(tid):
     """A thread's CPU time in nanoseconds (the scheduler's own count), None once it has gone."""
     try:
-        with open(f"/proc/self/task/{tid}/schedstat") as f:
+        with _open(f"/proc/self/task/{tid}/schedstat") as f:
             return int(f.read().split()[0])
     except (OSError, IndexError, ValueError):
         return None
@@ -170,7 +171,7 @@ def _cpu_ns(tid):
 
 def _runnable(tid):
     try:
-        with open(f"/proc/self/task/{tid}/stat") as f:
+        with _open(f"/proc/self/task/{tid}/stat") as f:
             return f.read().rsplit(")", 1)[1].split()[0] == "R"
     except (OSError, IndexError):
         return False
