@@ -105,15 +105,23 @@ bool DeviceGate::shared_in_the_way() const {
   return false;
 }
 
+void DeviceGate::end_exclusive() {
+  exclusive_ = false;
+  for (Member* m : frozen_) m->thaw();
+  frozen_.clear();
+}
+
+void DeviceGate::add_shared(Member* member) {
+  ++shared_;
+  if (freeze_ && member) ++holders_[member];
+  else ++unfrozen_shared_;
+}
+
 void DeviceGate::downgrade(Member* member) {
   {
     std::lock_guard<std::mutex> l(m_);
-    exclusive_ = false;
-    for (Member* m : frozen_) m->thaw();
-    frozen_.clear();
-    ++shared_;
-    if (freeze_ && member) ++holders_[member];
-    else ++unfrozen_shared_;
+    end_exclusive();
+    add_shared(member);
   }
   cv_.notify_all();
 }
@@ -132,9 +140,7 @@ DeviceGate::Hold DeviceGate::acquire(Mode mode, Member* member) {
       }
   } else {
     cv_.wait(l, [&] { return !exclusive_ && exclusive_waiting_ == 0; });
-    ++shared_;
-    if (freeze_ && member) ++holders_[member];
-    else ++unfrozen_shared_;
+    add_shared(member);
   }
   return Hold(this, mode, member);
 }
@@ -143,9 +149,7 @@ void DeviceGate::release(Mode mode, Member* member) {
   {
     std::lock_guard<std::mutex> l(m_);
     if (mode == Mode::exclusive) {
-      exclusive_ = false;
-      for (Member* m : frozen_) m->thaw();
-      frozen_.clear();
+      end_exclusive();
     } else {
       --shared_;
       if (freeze_ && member) {

@@ -103,6 +103,9 @@ class DeviceGate {
  private:
   void release(Mode mode, Member* member);
   void downgrade(Member* member);
+  // Under m_: the exclusive hold ends and the members it stopped continue; a shared hold counts.
+  void end_exclusive();
+  void add_shared(Member* member);
   bool exclusive_waiting();
   // Shared holds an exclusive request must wait for: all of them, or with freezing those whose
   // member is missing or not freezable.
