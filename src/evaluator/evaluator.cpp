@@ -126,6 +126,7 @@ std::string EvalOptions::protocol_key() const {
 // Everything an evaluation holds between its CPU part and its GPU part. Heap-allocated and
 // never moved: the session refers to `o`.
 struct PreparedEvaluation {
+  explicit PreparedEvaluation(const EvalOptions& options) : o(options) {}
   EvalOptions o;
   EvalResult r;
   std::string task_src, cand_src, python;
@@ -194,7 +195,7 @@ void stage_builds(PreparedEvaluation& p) {
 
 PreparedPtr prepare_evaluation(const EvalOptions& options) {
   auto start = std::chrono::steady_clock::now();
-  PreparedPtr p(new PreparedEvaluation{.o = options});
+  PreparedPtr p(new PreparedEvaluation(options));
   const EvalOptions& o = p->o;
   EvalResult& r = p->r;
   r.task_path = fs::absolute(o.task_path).string();
