@@ -5,14 +5,15 @@
 # the C++ libraries the core links (JSON, CLI parsing, SQLite, OpenSSL for SHA-256, PCRE2 for the
 # tokenizer's Unicode pre-tokenizer patterns, cpp-httplib for
 # the OpenAI-compatible policy's HTTP, GoogleTest),
-# and chromium (headless: the bench report's browser test loads the HTML page and reads its console).
+# chromium (headless: the bench report's browser test loads the HTML page and reads its console),
+# and clang (the build service's fast path compiles the TUs that include torch with it).
 set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config
   nlohmann-json3-dev libcli11-dev libsqlite3-dev libsqlitecpp-dev libssl-dev libcpp-httplib-dev libgtest-dev libpcre2-dev libicu-dev libgloo-dev
   python3-torch python3-numpy libtorch-dev pybind11-dev python3-dev
-  chromium
+  chromium clang
 )
 
 missing=()

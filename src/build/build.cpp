@@ -12,9 +12,9 @@
 #include "build/ninja_file.h"
 #include "build/pch.h"
 #include "build/python_side.h"
+#include "build/shell.h"
 #include "core/error.h"
 #include "core/paths.h"
-#include "runner/process.h"
 #include "runner/python.h"
 
 namespace fs = std::filesystem;
@@ -58,15 +58,9 @@ fs::path default_cache_root() {
 
 // First line of `cxx --version` and last line of `nvcc --version`: compilers are part of the key.
 std::string compiler_versions(const std::string& cxx, const std::string& nvcc) {
-  ProcessSpec ps;
   std::string cmd = cxx + " --version 2>&1 | head -1; " + cxx + " -dumpmachine 2>&1; ";
   if (!nvcc.empty()) cmd += nvcc + " --version 2>&1 | tail -2";
-  ps.argv = {"/bin/sh", "-c", cmd};
-  Process p(ps);
-  std::string line;
-  while (p.read_line(std::chrono::seconds(60), line) == WaitOutcome::line) {
-  }
-  return p.stdout_tail();
+  return sh_output(cmd, 60);
 }
 
 }  // namespace
@@ -82,6 +76,7 @@ struct BuildService::Impl {
   std::optional<std::string> arch;
   std::optional<json> env;
   std::map<std::string, std::string> fingerprints;  // by compilers
+  std::optional<ClangHost> clang;
 
   explicit Impl(BuildConfig c)
       : cfg(std::move(c)),
@@ -89,7 +84,8 @@ struct BuildService::Impl {
         layout(root),
         pool(root, cfg.jobs, cfg.memory_budget_mb),
         pch(layout, pool),
-        prep(cfg.python, {root.string(), extension_cache_dir().string()}) {}
+        prep(cfg.python, {root.string(), extension_cache_dir().string()}),
+        clang(cfg.fast_path ? find_clang(cfg.clang) : std::nullopt) {}
 
   std::string arch_list(const std::string& device) {
     std::lock_guard<std::mutex> lock(mutex);
@@ -112,7 +108,8 @@ struct BuildService::Impl {
     if (it == fingerprints.end())
       it = fingerprints.emplace(tools, compiler_versions(nf.var("cxx"), nf.var("nvcc"))).first;
     return json{{"torch", env->value("torch", "")}, {"cuda", env->value("cuda", json(nullptr))},
-                {"python", env->value("python", "")}, {"compilers", it->second}, {"arch_list", archs}}
+                {"python", env->value("python", "")}, {"compilers", it->second}, {"arch_list", archs},
+                {"clang", clang ? clang->version : ""}}
         .dump();
   }
 };
@@ -159,7 +156,8 @@ BuildOutcome BuildService::build_candidate(const std::string& candidate_path, co
       std::string archs = impl_->arch_list(device);
       Prepared p = impl_->prep.prepare(call.spec, call.module, archs);
       requests.push_back({p.spec_id, p.module, p.files, call.content_id});
-      ModuleContext ctx{impl_->layout, impl_->pool, impl_->pch, impl_->fingerprint(requests.back(), archs), impl_->cfg.fast_path};
+      ModuleContext ctx{impl_->layout, impl_->pool, impl_->pch, impl_->fingerprint(requests.back(), archs), impl_->cfg.fast_path,
+                        impl_->clang ? &*impl_->clang : nullptr};
       builds.push_back(std::async(std::launch::async, [ctx, &req = requests.back(), deadline] {
         return build_module(ctx, req, deadline);
       }));

@@ -26,10 +26,14 @@ struct BuildConfig {
   std::size_t memory_budget_mb = 0;    // 0: 80 % of MemAvailable
   std::string arch_list;               // empty: $TORCH_CUDA_ARCH_LIST, else the card's (CUDA devices)
   bool fast_path = true;
+  // The fast path's compiler for TUs that include torch (build/clang.h): empty finds one
+  // ($CUDAL1_CLANG, else clang++ on PATH), "off" keeps g++, else the clang++ to use.
+  std::string clang;
 };
 
 struct BuiltModule {
-  std::string spec_id, name, so_path, path;  // name: the module name the .so defines; path: "fast" | "plain"
+  // name: the module name the .so defines; path: "plain", "fast", or "fast+clang" (clang compiled a TU)
+  std::string spec_id, name, so_path, path;
   bool cache_hit = false;
   double seconds = 0;
   std::string error;  // not empty: the build failed (so_path is empty); the compiler's words

@@ -83,18 +83,46 @@ TEST(BuildService, FastPathUsesThePrecompiledHeader) {
   {
     BuildConfig cfg;
     cfg.cache_root = cache.string();
+    cfg.clang = "off";
     BuildService first(cfg);  // starts the header; its own build goes without; waits for it on exit
     BuildOutcome warm = first.build_candidate(candidate("ok_softmax_rows_load_inline_cpu.py"), "cpu", 900);
     ASSERT_EQ(warm.kind, BuildOutcome::Kind::built) << warm.log;
   }
   BuildConfig cfg;
   cfg.cache_root = cache.string();
+  cfg.clang = "off";
   BuildService svc(cfg);
   auto out = std::make_shared<BuildOutcome>(svc.build_candidate(candidate("ok_gemm_relu_load_inline_cpu.py"), "cpu", 900));
   ASSERT_EQ(out->kind, BuildOutcome::Kind::built) << out->log;
   ASSERT_EQ(out->modules.size(), 1u);
   EXPECT_EQ(out->modules[0].path, "fast") << out->to_json().dump();
   EvalResult r = evaluate_with(out, "gemm_relu.py", candidate("ok_gemm_relu_load_inline_cpu.py"));
+  EXPECT_TRUE(r.accepted) << r.error;
+}
+
+// With clang (the default where there is one): the first build waits for clang's precompiled
+// header, main.cpp compiles with clang against it, the link check passes and the module passes.
+// A source only g++ takes is handed to g++ with a note, and still passes.
+TEST(BuildService, ClangCompilesAndHandsWhatItCannotToGxx) {
+  BuildConfig cfg;
+  cfg.cache_root = fresh_cache("clang").string();
+  BuildService svc(cfg);
+  auto out = std::make_shared<BuildOutcome>(svc.build_candidate(candidate("ok_gemm_relu_load_inline_cpu.py"), "cpu", 900));
+  ASSERT_EQ(out->kind, BuildOutcome::Kind::built) << out->log;
+  ASSERT_EQ(out->modules.size(), 1u);
+  EXPECT_EQ(out->modules[0].path, "fast+clang") << out->to_json().dump();
+  EXPECT_TRUE(out->modules[0].notes.empty()) << out->to_json().dump();
+  EXPECT_TRUE(evaluate_with(out, "gemm_relu.py", candidate("ok_gemm_relu_load_inline_cpu.py")).accepted);
+
+  std::string gxx_only = (fixtures_dir() / "build" / "gxx_only_load_inline_cpu.py").string();
+  auto handed = std::make_shared<BuildOutcome>(svc.build_candidate(gxx_only, "cpu", 900));
+  ASSERT_EQ(handed->kind, BuildOutcome::Kind::built) << handed->log;
+  ASSERT_EQ(handed->modules.size(), 1u);
+  EXPECT_NE(handed->modules[0].path, "fast+clang");
+  ASSERT_FALSE(handed->modules[0].notes.empty()) << handed->to_json().dump();
+  EXPECT_NE(handed->modules[0].notes[0].find("clang did not compile it"), std::string::npos) << handed->to_json().dump();
+  EXPECT_NE(handed->modules[0].notes[0].find("written for g++"), std::string::npos) << handed->to_json().dump();
+  EvalResult r = evaluate_with(handed, "scale_add.py", gxx_only);
   EXPECT_TRUE(r.accepted) << r.error;
 }
 

@@ -3,9 +3,9 @@
 // The cache key covers the files compiled, torch's command lines and the toolchain, and the
 // path asked for (fast or plain). Whoever holds the key's lock builds; a concurrent request for
 // the same key waits and then reads the entry. The plain path runs torch's commands as ninja
-// would. The fast path compiles main.cpp against a precompiled header and cuda.cu split in two
-// (build/split.h), and falls back step by step: a failed split compiles cuda.cu whole, a failed
-// precompiled-header compile runs torch's command; only torch's own commands decide a failure.
+// would. The fast path compiles main.cpp against a precompiled header (clang's when there is a
+// clang, build/clang.h; else g++'s) and cuda.cu split in two (build/split.h), and falls back step
+// by step (build/module_steps.h); only torch's own commands decide a failure.
 #pragma once
 
 #include <chrono>
@@ -15,6 +15,7 @@
 #include "build/build.h"
 #include "build/cache.h"
 #include "build/jobs.h"
+#include "build/clang.h"
 #include "build/pch.h"
 
 namespace cudal1 {
@@ -23,8 +24,9 @@ struct ModuleContext {
   const CacheLayout& layout;
   JobPool& pool;
   PchCache& pch;
-  std::string fingerprint;  // toolchain: torch, CUDA, compilers, architectures
+  std::string fingerprint;  // toolchain: torch, CUDA, compilers (clang too), architectures
   bool fast = true;
+  const ClangHost* clang = nullptr;  // the fast path's compiler for TUs with torch; null: g++ only
 };
 
 struct ModuleRequest {

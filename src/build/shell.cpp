@@ -1,5 +1,7 @@
 #include "build/shell.h"
 
+#include "runner/process.h"
+
 namespace cudal1 {
 
 namespace {
@@ -79,6 +81,16 @@ std::string shell_join(const std::vector<std::string>& words) {
     out += shell_quote(w);
   }
   return out;
+}
+
+std::string sh_output(const std::string& command, int timeout_s) {
+  ProcessSpec ps;
+  ps.argv = {"/bin/sh", "-c", command};
+  Process p(ps);
+  std::string line;
+  while (p.read_line(std::chrono::seconds(timeout_s), line) == WaitOutcome::line) {
+  }
+  return p.stdout_tail();
 }
 
 }  // namespace cudal1

@@ -1,4 +1,4 @@
-// build/shell.h — the POSIX shell words of a command-line fragment, and back.
+// build/shell.h — the POSIX shell words of a command-line fragment, and back; a short command's output.
 //
 // torch writes its flags for /bin/sh (ninja runs every command through `sh -c`), quoted its own
 // way: '-fPIC', -DPYBIND11_COMPILER_TYPE=\"_gcc\". The fast path edits flag lists word by word,
@@ -22,5 +22,9 @@ std::string shell_quote(std::string_view word);
 
 // Words quoted and joined by spaces.
 std::string shell_join(const std::vector<std::string>& words);
+
+// What `command` (for sh -c) prints on stdout, when it ends within `timeout_s`; for quick
+// questions to the toolchain (compiler versions), not for candidates' code.
+std::string sh_output(const std::string& command, int timeout_s);
 
 }  // namespace cudal1

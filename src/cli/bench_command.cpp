@@ -191,6 +191,7 @@ void register_bench(CLI::App& app) {
   cmd->add_flag("--force", args->force, "score again what the store already has");
   cmd->add_flag("--no-baselines", args->no_baselines, "eager only");
   cmd->add_flag("--no-sol", args->no_sol, "skip the speed-of-light fractions");
+  cmd->add_option("--clang", args->builds.clang, kClangOptionHelp);
   cmd->add_option("--build-cache", args->builds.cache, "the build service's cache folder");
   cmd->add_option("--build-jobs", args->builds.jobs, "compilers the build service runs at once (0: all cores)");
   cmd->add_flag("--json", args->json_out, "print the bench JSON (the report's input)");

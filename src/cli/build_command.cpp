@@ -5,6 +5,7 @@
 
 #include "build/build.h"
 #include "cli/commands.h"
+#include "cli/queue_setup.h"
 #include "core/error.h"
 #include "report/table.h"
 
@@ -13,7 +14,7 @@ namespace cudal1::cli {
 namespace {
 
 struct BuildArgs {
-  std::string candidate, device = "cpu", cache, python, arch;
+  std::string candidate, device = "cpu", cache, python, arch, clang;
   bool json_out = false, no_fast = false;
   int jobs = 0;
   std::size_t memory_budget_mb = 0;
@@ -28,6 +29,7 @@ void run_build(const BuildArgs& a) {
   cfg.memory_budget_mb = a.memory_budget_mb;
   cfg.arch_list = a.arch;
   cfg.fast_path = !a.no_fast;
+  cfg.clang = a.clang;
   // The service waits, when it goes, for precompiled headers it started building, so that
   // the next build finds them; the result is printed before that.
   BuildService svc(cfg);
@@ -57,6 +59,7 @@ void register_build(CLI::App& app) {
   cmd->add_option("--device,-d", args->device, "the device its module-level code runs on: cpu, cuda or cuda:N")
       ->capture_default_str();
   cmd->add_flag("--no-fast", args->no_fast, "torch's own commands only (the plain path)");
+  cmd->add_option("--clang", args->clang, kClangOptionHelp);
   cmd->add_flag("--json", args->json_out, "print one JSON object on stdout");
   cmd->add_option("--cache", args->cache, "build cache folder (default $CUDAL1_CACHE/builds)");
   cmd->add_option("--jobs,-j", args->jobs, "compilers at once; 0: the machine's cores")->capture_default_str();

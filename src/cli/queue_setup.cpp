@@ -44,6 +44,7 @@ std::unique_ptr<BuildService> attach_build_service(QueueConfig& config, const Bu
   BuildConfig bc;
   bc.cache_root = flags.cache;
   bc.jobs = flags.jobs;
+  bc.clang = flags.clang;
   auto service = std::make_unique<BuildService>(bc);
   unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   config.prebuild_threads = flags.prebuild_threads > 0 ? flags.prebuild_threads : int(std::clamp(cores / 2, 1u, 8u));

@@ -18,10 +18,15 @@ namespace cudal1::cli {
 // and none is visible.
 std::vector<std::string> lane_devices(const std::string& device, int gpus, int lanes, bool one_gpu);
 
+inline constexpr const char* kClangOptionHelp =
+    "the fast path's compiler for TUs that include torch: a clang++, or off for g++ only "
+    "(default: $CUDAL1_CLANG, else clang++ on PATH)";
+
 struct BuildServiceFlags {
   std::string cache;      // empty: $CUDAL1_CACHE/builds
   int jobs = 0;           // compilers at once; 0: the machine's cores
   int prebuild_threads = 0;  // candidates at once; 0: half the cores, at most 8
+  std::string clang;         // BuildConfig::clang: empty finds one, "off" keeps g++
 };
 
 // Starts the build service and makes it the queue's prebuild stage. The service must outlive
