@@ -15,6 +15,34 @@ cd "$root"
 out=${1:-${OUT:-$root/build/gpu-out}}
 mkdir -p "$out"
 
+# Binaries carried compressed (scripts/pack_for_device.sh): unpacked where missing or older.
+for z in build-static/*.xz build-gpu-trainer/*.xz; do
+  [ -f "$z" ] || continue
+  [ -x "${z%.xz}" ] && [ "${z%.xz}" -nt "$z" ] && continue
+  python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$z" "${z%.xz}" &&
+    chmod +x "${z%.xz}"
+done
+
+# Debian's clang, carried as .deb files (scripts/fetch_clang.sh): unpacked once into .clang-root,
+# run through a wrapper that finds its own libraries; the build service's fast path compiles the
+# TUs that include torch with it (docs/builds.md). CUDAL1_CLANG=off keeps g++.
+if [ -z "${CUDAL1_CLANG:-}" ] && { compgen -G ".clang/*.deb" >/dev/null || [ -x .clang-root/clang++ ]; }; then
+  if [ ! -x .clang-root/clang++ ]; then
+    mkdir -p .clang-root
+    for f in .clang/*.deb; do dpkg-deb -x "$f" .clang-root || echo "gpu_check: could not unpack $f" >&2; done
+    real=$(ls .clang-root/usr/lib/llvm-*/bin/clang++ 2>/dev/null | head -1)
+    printf '#!/bin/sh\nhere=$(dirname "$(readlink -f "$0")")\nLD_LIBRARY_PATH=$here/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} exec "$here/%s" "$@"\n' \
+      "${real#.clang-root/}" >.clang-root/clang++
+    chmod +x .clang-root/clang++
+  fi
+  if .clang-root/clang++ --version >/dev/null 2>&1; then
+    export CUDAL1_CLANG=$root/.clang-root/clang++
+  else
+    echo "gpu_check: the carried clang does not run here; builds use g++:" >&2
+    .clang-root/clang++ --version 2>&1 | tail -3 >&2
+  fi
+fi
+
 bin=
 for d in build-static build; do
   if [ -x "$d/cudal1" ] && [ -x "$d/cudal1_gpu_tests" ]; then bin=$d; break; fi
@@ -32,6 +60,7 @@ export MAX_JOBS=${MAX_JOBS:-4}
 {
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
   python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
+  echo "host compilers: $(c++ --version | head -1); clang: $([ -n "${CUDAL1_CLANG:-}" ] && "$CUDAL1_CLANG" --version | head -1 || echo none)"
 } | tee "$out/gpu.txt"
 
 stages=${STAGES:-tests bench tasks}
