@@ -1,5 +1,6 @@
 #include "build/build.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <future>
 #include <map>
@@ -124,7 +125,8 @@ BuildService::~BuildService() = default;
 
 const BuildConfig& BuildService::config() const { return impl_->cfg; }
 
-BuildOutcome BuildService::build_candidate(const std::string& candidate_path, const std::string& device, double timeout_s) {
+BuildOutcome BuildService::build_candidate(const std::string& candidate_path, const std::string& device, double timeout_s,
+                                          const std::string& task_path) {
   auto start = Clock::now();
   auto deadline = start + std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));
   BuildOutcome out;
@@ -135,8 +137,16 @@ BuildOutcome BuildService::build_candidate(const std::string& candidate_path, co
   if (!fs::exists(candidate_path))
     throw Error(ErrorKind::input, "no candidate file " + candidate_path, "check the path");
   CaptureOptions co{impl_->cfg.python, candidate_path, device, timeout_s, 8192, {impl_->root.string(), extension_cache_dir().string()},
-                    {default_store_path().string()}};
+                    {default_store_path().string()}, task_path};
+  // A constructor that hangs or floods memory must not cost the calls the import makes: it gets
+  // half the time, and the capture is redone without it.
+  if (!co.task.empty()) co.timeout_s = std::min(timeout_s / 2, 180.0);
   Capture cap = capture_builds(co);
+  if (cap.result != Capture::Result::imported && !co.task.empty()) {
+    co.task.clear();
+    co.timeout_s = std::max(1.0, timeout_s - std::chrono::duration<double>(Clock::now() - start).count());
+    cap = capture_builds(co);
+  }
   if (cap.result != Capture::Result::imported) {
     out.kind = BuildOutcome::Kind::capture_failed;
     out.log = cap.message;

@@ -1,8 +1,8 @@
 // build/build.h — the build service: a candidate's load_inline extensions, built outside its
 // process, in parallel, cached by content (docs/builds.md).
 //
-// build_candidate() records which extensions the candidate module builds at import (running it
-// sandboxed, with load_inline recorded), lets torch write the sources and build.ninja of each,
+// build_candidate() records which extensions the candidate module builds at import and, given its
+// task, in ModelNew's constructor (running it sandboxed, with load_inline recorded), lets torch write the sources and build.ninja of each,
 // and builds them in this trusted process: torch's own commands (the plain path), or the same
 // sources through a precompiled torch header and with device code split from torch (the fast
 // path), falling back to the plain path whenever the fast one fails. The evaluator then hands
@@ -57,8 +57,11 @@ class BuildService {
   explicit BuildService(BuildConfig config);
   ~BuildService();  // waits for precompiled headers still being built
 
-  // Thread-safe: many candidates may build at once; equal modules are built once.
-  BuildOutcome build_candidate(const std::string& candidate_path, const std::string& device, double timeout_s);
+  // Thread-safe: many candidates may build at once; equal modules are built once. With
+  // `task_path`, the capture also constructs ModelNew(*get_init_inputs()) on the CPU, so that
+  // load_inline calls in the constructor are built here too, not in the candidate's process.
+  BuildOutcome build_candidate(const std::string& candidate_path, const std::string& device, double timeout_s,
+                               const std::string& task_path = "");
 
   const BuildConfig& config() const;
 

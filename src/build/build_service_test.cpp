@@ -126,6 +126,27 @@ TEST(BuildService, ClangCompilesAndHandsWhatItCannotToGxx) {
   EXPECT_TRUE(r.accepted) << r.error;
 }
 
+// An extension built in ModelNew's constructor: given the task, the capture constructs the model
+// and records the call, and the evaluation's process compiles nothing; without the task, only
+// the import is recorded and nothing is built.
+TEST(BuildService, ConstructorTimeBuildIsCapturedWithTheTask) {
+  BuildConfig cfg;
+  cfg.cache_root = fresh_cache("ctor").string();
+  cfg.fast_path = false;
+  BuildService svc(cfg);
+  std::string cand = (fixtures_dir() / "build" / "ctor_load_inline_cpu.py").string();
+  BuildOutcome bare = svc.build_candidate(cand, "cpu", 600);
+  EXPECT_EQ(bare.kind, BuildOutcome::Kind::none) << bare.to_json().dump();
+  auto out = std::make_shared<BuildOutcome>(svc.build_candidate(cand, "cpu", 600, task("scale_add.py")));
+  ASSERT_EQ(out->kind, BuildOutcome::Kind::built) << out->log;
+  ASSERT_EQ(out->modules.size(), 1u);
+  EvalResult r = evaluate_with(out, "scale_add.py", cand);
+  EXPECT_TRUE(r.accepted) << r.error;
+  const auto& calls = r.build["calls_reported"];
+  EXPECT_FALSE(calls["served"].empty()) << r.build.dump();  // once a constructed model
+  EXPECT_TRUE(calls["missed"].empty()) << r.build.dump();
+}
+
 // An extension named after the clock: the capture saw one name, the evaluation's load asks for
 // another. The same sources and flags are the same build, served under the name it was built
 // with, and the candidate's process compiles nothing.

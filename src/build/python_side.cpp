@@ -88,7 +88,9 @@ Capture capture_builds(const CaptureOptions& o) {
   for (auto& f : o.hide_files)
     if (fs::exists(f)) ws.limits.hide_files.push_back(f);
   Worker w(ws);
-  WorkerReply r = w.request({{"op", "capture_builds"}, {"candidate", fs::absolute(o.candidate).string()}}, ms(o.timeout_s));
+  json req = {{"op", "capture_builds"}, {"candidate", fs::absolute(o.candidate).string()}};
+  if (!o.task.empty()) req["task"] = fs::absolute(o.task).string();
+  WorkerReply r = w.request(req, ms(o.timeout_s));
   std::string err = w.stderr_tail(2000);
   w.shutdown();
   if (r.kind != WorkerReply::Kind::ok) {

@@ -37,6 +37,7 @@ struct CaptureOptions {
   double timeout_s = 300;
   std::size_t memory_mb = 8192;
   std::vector<std::string> hide_dirs, hide_files;  // out of the candidate's sight
+  std::string task;  // not empty: ModelNew(*get_init_inputs()) is constructed too, on the CPU
 };
 
 Capture capture_builds(const CaptureOptions& o);

@@ -14,7 +14,7 @@ namespace cudal1::cli {
 namespace {
 
 struct BuildArgs {
-  std::string candidate, device = "cpu", cache, python, arch, clang;
+  std::string candidate, task, device = "cpu", cache, python, arch, clang;
   bool json_out = false, no_fast = false;
   int jobs = 0;
   std::size_t memory_budget_mb = 0;
@@ -33,7 +33,7 @@ void run_build(const BuildArgs& a) {
   // The service waits, when it goes, for precompiled headers it started building, so that
   // the next build finds them; the result is printed before that.
   BuildService svc(cfg);
-  BuildOutcome out = svc.build_candidate(a.candidate, a.device, a.timeout_s);
+  BuildOutcome out = svc.build_candidate(a.candidate, a.device, a.timeout_s, a.task);
   if (a.json_out) {
     std::cout << out.to_json().dump() << std::endl;
     return;
@@ -56,6 +56,8 @@ void register_build(CLI::App& app) {
   auto* cmd = app.add_subcommand("build", "Build a candidate's load_inline extensions with the build service "
                                           "(cached by content; fast path: precompiled header and split CUDA)");
   cmd->add_option("candidate", args->candidate, "candidate file (class ModelNew, load_inline at import)")->required();
+  cmd->add_option("--task", args->task, "its task: ModelNew(*get_init_inputs()) is constructed too, so that "
+                  "load_inline calls in the constructor are built as well");
   cmd->add_option("--device,-d", args->device, "the device its module-level code runs on: cpu, cuda or cuda:N")
       ->capture_default_str();
   cmd->add_flag("--no-fast", args->no_fast, "torch's own commands only (the plain path)");

@@ -51,7 +51,7 @@ std::unique_ptr<BuildService> attach_build_service(QueueConfig& config, const Bu
   BuildService* svc = service.get();
   config.prebuild = [svc](const QueueJob& j) {
     return std::make_shared<const BuildOutcome>(
-        svc->build_candidate(j.options.candidate_path, j.options.device, j.options.build_timeout_s));
+        svc->build_candidate(j.options.candidate_path, j.options.device, j.options.build_timeout_s, j.options.task_path));
   };
   return service;
 }

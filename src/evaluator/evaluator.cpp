@@ -180,7 +180,7 @@ void stage_builds(PreparedEvaluation& p) {
   std::shared_ptr<const BuildOutcome> outcome = o.prebuilt;
   if (!outcome && o.build_service) {
     try {
-      outcome = std::make_shared<BuildOutcome>(o.build_service->build_candidate(p.r.candidate_path, o.device, o.build_timeout_s));
+      outcome = std::make_shared<BuildOutcome>(o.build_service->build_candidate(p.r.candidate_path, o.device, o.build_timeout_s, o.task_path));
     } catch (const Error& e) {
       // The service could not run (no Python, a full disk): the candidate builds its own.
       p.r.build = {{"error", e.message()}, {"fallback", "the candidate's process built its extensions"}};

@@ -163,8 +163,22 @@ class _Pending(types.ModuleType):
         return not_built
 
 
-def capture(path, load_module):
-    """Runs the candidate at `path` (through `load_module(path, name)`) with load_inline recorded.
+def _construct(module, task, load_module):
+    """ModelNew(*get_init_inputs()) on the CPU, as the evaluation first builds it: many kernels
+    (CUDA-L1's among them) call load_inline in the constructor, not at import. Whatever it
+    raises ends it: the calls it made before are recorded, which is all this is for."""
+    import torch
+    try:
+        init = load_module(task, "cudal1_capture_task").get_init_inputs()
+        torch.manual_seed(0)
+        module.ModelNew(*init)
+    except BaseException:  # a pending module's function, .cuda() without a GPU, anything
+        pass
+
+
+def capture(path, load_module, task=None):
+    """Runs the candidate at `path` (through `load_module(path, name)`) with load_inline recorded,
+    and with `task` (its get_init_inputs) also constructs its ModelNew.
     Returns {"ok", "imported", "failure", "calls": [{spec, spec_id, module} | {name, unsupported}]}."""
     calls, versions = [], _Versions()
 
@@ -189,7 +203,9 @@ def capture(path, load_module):
     _ce.load_inline, _ce.load = recorder, refuse_load
     failure = None
     try:
-        load_module(path, "cudal1_capture")
+        module = load_module(path, "cudal1_capture")
+        if task and callable(getattr(module, "ModelNew", None)):
+            _construct(module, task, load_module)
     except Exception as e:  # loading.LoadFailure; whatever the module raised
         failure = e.to_json() if hasattr(e, "to_json") else {"message": str(e)[:4000]}
     finally:
