@@ -1,13 +1,12 @@
 #include "build/clang.h"
 
-#include <unistd.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <regex>
 
 #include "build/shell.h"
 #include "core/error.h"
+#include "core/paths.h"
 
 namespace fs = std::filesystem;
 
@@ -24,20 +23,6 @@ std::optional<ClangHost> probe(const std::string& path) {
   if (!std::regex_search(out, m, version)) return std::nullopt;
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
   return ClangHost{path, out, std::stoi(m[1])};
-}
-
-std::string on_path(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/bin:/bin";
-  std::size_t at = 0;
-  while (at <= dirs.size()) {
-    std::size_t end = dirs.find(':', at);
-    if (end == std::string::npos) end = dirs.size();
-    fs::path p = fs::path(dirs.substr(at, end - at)) / name;
-    if (end > at && ::access(p.c_str(), X_OK) == 0) return p.string();
-    at = end + 1;
-  }
-  return "";
 }
 
 constexpr int kOldestClang = 11;  // -fpch-instantiate-templates
@@ -62,7 +47,7 @@ std::optional<ClangHost> find_clang(const std::string& configured) {
   std::vector<std::string> names = {"clang++"};
   for (int v = 30; v >= kOldestClang; --v) names.push_back("clang++-" + std::to_string(v));
   for (auto& n : names) {
-    std::string p = on_path(n);
+    std::string p = find_on_path(n);
     if (p.empty()) continue;
     if (auto c = probe(p); c && c->major >= kOldestClang) return c;
   }

@@ -21,13 +21,19 @@ constexpr std::size_t kTorchNvccMb = 2500, kTorchGxxMb = 1500, kClangMb = 800, k
 
 std::string tail(const std::string& s, std::size_t n) { return s.size() <= n ? s : s.substr(s.size() - n); }
 
-std::string first_error(const std::string& output) {
-  auto at = output.find("error");
-  if (at == std::string::npos) return tail(output, 200);
+// The line of `output` that holds `needle` (at most 300 characters), or "".
+std::string line_with(const std::string& output, const std::string& needle) {
+  auto at = output.find(needle);
+  if (at == std::string::npos) return "";
   auto b = output.rfind('\n', at);
   auto e = output.find('\n', at);
   b = b == std::string::npos ? 0 : b + 1;
-  return output.substr(b, std::min<std::size_t>(e == std::string::npos ? output.size() - b : e - b, 300));
+  return output.substr(b, std::min<std::size_t>((e == std::string::npos ? output.size() : e) - b, 300));
+}
+
+std::string first_error(const std::string& output) {
+  std::string line = line_with(output, "error");
+  return line.empty() ? tail(output, 200) : line;
 }
 
 std::vector<std::string> operator+(std::vector<std::string> a, const std::vector<std::string>& b) {
@@ -37,12 +43,9 @@ std::vector<std::string> operator+(std::vector<std::string> a, const std::vector
 
 // What g++ said about the precompiled header it was given.
 std::string pch_verdict(const std::string& output) {
-  auto at = output.find("not used because");
-  if (at == std::string::npos) at = output.find("Winvalid-pch");
-  if (at == std::string::npos) return "used";
-  auto b = output.rfind('\n', at);
-  auto e = output.find('\n', at);
-  return "rejected: " + output.substr(b == std::string::npos ? 0 : b + 1, e == std::string::npos ? e : e - b - 1);
+  std::string line = line_with(output, "not used because");
+  if (line.empty()) line = line_with(output, "Winvalid-pch");
+  return line.empty() ? "used" : "rejected: " + line;
 }
 
 // g++'s compile of `stem`.cpp, against the .gch folder `pch` when not empty.

@@ -4,6 +4,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -87,6 +88,18 @@ fs::path scratch_parent() {
   }
   const char* tmp = std::getenv("TMPDIR");
   return tmp && *tmp ? fs::path(tmp) : fs::path("/tmp");
+}
+
+std::string find_on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  for (std::size_t at = 0; at <= dirs.size();) {
+    std::size_t end = std::min(dirs.find(':', at), dirs.size());
+    fs::path p = fs::path(end > at ? dirs.substr(at, end - at) : ".") / name;
+    if (::access(p.c_str(), X_OK) == 0) return p.string();
+    at = end + 1;
+  }
+  return "";
 }
 
 }  // namespace cudal1

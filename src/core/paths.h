@@ -1,13 +1,19 @@
-// core/paths.h — where cudal1 finds its Python worker scripts and keeps its default store.
+// core/paths.h — where cudal1 finds its Python worker scripts, the programs it runs, and keeps its
+// default store.
 #pragma once
 
 #include <filesystem>
+#include <string>
 
 namespace cudal1 {
 
 // $CUDAL1_PY_DIR, else the source tree's src/runner/py (the build embeds its path), else
 // <exe dir>/../share/cudal1/py. Throws Error(runner) naming what it tried.
 std::filesystem::path python_worker_dir();
+
+// The first executable `name` in $PATH's folders (an empty entry is the current folder; no PATH:
+// /usr/bin:/bin), or "".
+std::string find_on_path(const std::string& name);
 
 // $CUDAL1_DB, else $XDG_CACHE_HOME/cudal1/results.db, else ~/.cache/cudal1/results.db.
 std::filesystem::path default_store_path();

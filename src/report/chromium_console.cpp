@@ -16,6 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/paths.h"
+
 namespace cudal1 {
 namespace {
 
@@ -168,13 +170,8 @@ std::vector<std::string> console_lines(const std::string& path) {
 
 std::optional<std::string> find_chromium() {
   if (const char* env = std::getenv("CUDAL1_CHROMIUM"); env && *env) return std::string(env);
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path ? path : "/usr/bin:/bin");
-  for (std::string dir; std::getline(dirs, dir, ':');)
-    for (const char* name : {"chromium", "chromium-browser", "google-chrome"}) {
-      std::string p = (dir.empty() ? "." : dir) + "/" + name;
-      if (access(p.c_str(), X_OK) == 0) return p;
-    }
+  for (const char* name : {"chromium", "chromium-browser", "google-chrome"})
+    if (std::string p = find_on_path(name); !p.empty()) return p;
   return std::nullopt;
 }
 

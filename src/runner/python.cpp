@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/paths.h"
 #include "runner/process.h"
 
 namespace cudal1 {
@@ -37,18 +38,6 @@ bool has_torch(const std::string& python) {
   }
 }
 
-std::string on_path(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  if (!path) return {};
-  std::stringstream ss(path);
-  std::string dir;
-  while (std::getline(ss, dir, ':')) {
-    auto p = std::filesystem::path(dir) / name;
-    if (access(p.c_str(), X_OK) == 0) return p.string();
-  }
-  return {};
-}
-
 std::string probe_python(const std::string& requested) {
   std::vector<std::string> candidates;
   std::string chosen_by;
@@ -59,11 +48,11 @@ std::string probe_python(const std::string& requested) {
     candidates.push_back(env);
     chosen_by = "CUDAL1_PYTHON";
   } else {
-    if (auto p = on_path("python3"); !p.empty()) candidates.push_back(p);
+    if (auto p = find_on_path("python3"); !p.empty()) candidates.push_back(p);
     candidates.push_back("/usr/bin/python3");
   }
   for (auto& c : candidates) {
-    std::string resolved = c.find('/') == std::string::npos ? on_path(c) : c;
+    std::string resolved = c.find('/') == std::string::npos ? find_on_path(c) : c;
     if (!resolved.empty() && has_torch(resolved)) return resolved;
   }
   std::string list;
