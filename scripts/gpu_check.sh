@@ -29,7 +29,10 @@ done
 if [ -z "${CUDAL1_CLANG:-}" ] && { compgen -G ".clang/*.deb" >/dev/null || [ -x .clang-root/clang++ ]; }; then
   if [ ! -x .clang-root/clang++ ]; then
     mkdir -p .clang-root
-    for f in .clang/*.deb; do dpkg-deb -x "$f" .clang-root || echo "gpu_check: could not unpack $f" >&2; done
+    for f in .clang/*.deb; do  # dpkg-deb where the image has it, else binutils' ar (g++ needs binutils)
+      if command -v dpkg-deb >/dev/null; then dpkg-deb -x "$f" .clang-root; else ar p "$f" data.tar.xz | tar -xJ -C .clang-root; fi ||
+        echo "gpu_check: could not unpack $f" >&2
+    done
     real=$(ls .clang-root/usr/lib/llvm-*/bin/clang++ 2>/dev/null | head -1)
     printf '#!/bin/sh\nhere=$(dirname "$(readlink -f "$0")")\nLD_LIBRARY_PATH=$here/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} exec "$here/%s" "$@"\n' \
       "${real#.clang-root/}" >.clang-root/clang++
