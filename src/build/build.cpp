@@ -139,10 +139,11 @@ BuildOutcome BuildService::build_candidate(const std::string& candidate_path, co
   CaptureOptions co{impl_->cfg.python, candidate_path, device, timeout_s, 8192, {impl_->root.string(), extension_cache_dir().string()},
                     {default_store_path().string()}, task_path};
   // A constructor that hangs or floods memory must not cost the calls the import makes: it gets
-  // half the time, and the capture is redone without it.
+  // half the time, and a capture whose worker failed is redone without it (an import that fails
+  // fails before the constructor runs).
   if (!co.task.empty()) co.timeout_s = std::min(timeout_s / 2, 180.0);
   Capture cap = capture_builds(co);
-  if (cap.result != Capture::Result::imported && !co.task.empty()) {
+  if (cap.result == Capture::Result::worker_failed && !co.task.empty()) {
     co.task.clear();
     co.timeout_s = std::max(1.0, timeout_s - std::chrono::duration<double>(Clock::now() - start).count());
     cap = capture_builds(co);

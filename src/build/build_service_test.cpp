@@ -147,6 +147,20 @@ TEST(BuildService, ConstructorTimeBuildIsCapturedWithTheTask) {
   EXPECT_TRUE(calls["missed"].empty()) << r.build.dump();
 }
 
+// A constructor that ends the capture's worker costs only itself: the capture is redone without
+// it, and the call the import made is still built.
+TEST(BuildService, ConstructorThatKillsTheCaptureKeepsTheImportsCalls) {
+  BuildConfig cfg;
+  cfg.cache_root = fresh_cache("ctor-exits").string();
+  cfg.fast_path = false;
+  BuildService svc(cfg);
+  std::string cand = (fixtures_dir() / "build" / "ctor_exits_load_inline_cpu.py").string();
+  BuildOutcome out = svc.build_candidate(cand, "cpu", 600, task("scale_add.py"));
+  ASSERT_EQ(out.kind, BuildOutcome::Kind::built) << out.to_json().dump();
+  ASSERT_EQ(out.modules.size(), 1u);
+  EXPECT_EQ(out.modules[0].name, "cudal1_fixture_scale_add_ctor_exits");
+}
+
 // An extension named after the clock: the capture saw one name, the evaluation's load asks for
 // another. The same sources and flags are the same build, served under the name it was built
 // with, and the candidate's process compiles nothing.
