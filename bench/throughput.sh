@@ -55,6 +55,41 @@ sample_gpu() {  # $1: file; one utilisation sample every 200 ms until killed
   command -v nvidia-smi >/dev/null || return 0
   nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 200 >"$1" 2>/dev/null
 }
+# STOCK_DEADLINE=S: the stock way one candidate per `cudal1 batch --stock` (a fresh process per
+# candidate either way), starting none after S seconds, so its serial run spreads over several
+# device calls with one OUT_DIR; the next call goes on with the candidates left. Its wall time is
+# the sum of the candidates' batch walls, its summary written once every candidate has one.
+run_stock_resumable() {
+  local t0=$SECONDS id line
+  touch "$out/results_stock.jsonl" "$out/walls_stock.jsonl"
+  while IFS= read -r line; do
+    id=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["id"])' "$line")
+    grep -qF "\"id\": \"$id\"" "$out/walls_stock.jsonl" && continue
+    if [ $((SECONDS - t0)) -ge "$STOCK_DEADLINE" ]; then
+      echo "stock: deadline reached; run MODES=stock again with the same OUT_DIR to go on" >&2
+      return 0
+    fi
+    printf '%s\n' "$line" >"$out/pair_stock_one.jsonl"
+    sample_gpu "$out/gpu_stock.part" & sampler=$!
+    "$cli" batch --pairs "$out/pair_stock_one.jsonl" --stock --device "$device" --out "$out/results_stock.jsonl" \
+      --json >"$out/summary_stock_one.json" 2>>"$out/log_stock.txt"
+    kill $sampler 2>/dev/null; wait $sampler 2>/dev/null
+    [ -f "$out/gpu_stock.part" ] && cat "$out/gpu_stock.part" >>"$out/gpu_stock.txt"
+    python3 -c 'import json,sys; s=json.load(open(sys.argv[2])); print(json.dumps({"id": sys.argv[1], "wall_s": s["wall_s"]}))' \
+      "$id" "$out/summary_stock_one.json" >>"$out/walls_stock.jsonl" || return 1
+  done < <(head -n "${LIMIT:-1000000}" "$out/pairs.jsonl")
+  python3 - "$out" <<'PY'
+import json, statistics, sys
+out = sys.argv[1]
+walls = [json.loads(l)["wall_s"] for l in open(f"{out}/walls_stock.jsonl")]
+results = [json.loads(l) for l in open(f"{out}/results_stock.jsonl")]
+loads = sorted((r.get("result") or {}).get("phase_seconds", {}).get("candidate", 0.0) for r in results if r.get("result"))
+wall = sum(walls)
+json.dump({"mode": "stock", "evaluations": len(walls), "wall_s": wall, "evaluations_per_hour": 3600 * len(walls) / wall,
+           "load_s_median": statistics.median(loads) if loads else 0.0, "resumable": True}, open(f"{out}/summary_stock.json", "w"))
+PY
+}
+
 for mode in ${MODES:-queue stock}; do
   case $mode in
     stock) flag=--stock freeze=0 ;;
@@ -72,6 +107,10 @@ for mode in ${MODES:-queue stock}; do
     t0=$SECONDS
     "$cli" build "$warm" --device "$device" >/dev/null 2>&1
     echo "toolchain warm-up before the queue's run (precompiled headers): $((SECONDS - t0)) s" >"$out/warmup.txt"
+  fi
+  if [ $mode = stock ] && [ -n "${STOCK_DEADLINE:-}" ]; then
+    run_stock_resumable
+    continue
   fi
   sample_gpu "$out/gpu_$mode.txt" & sampler=$!
   CUDAL1_FREEZE_LANES=$freeze "$cli" batch --pairs "$out/pairs.jsonl" ${LIMIT:+--limit "$LIMIT"} $flag --device "$device" --out "$out/results_$mode.jsonl" --json >"$out/summary_$mode.json" 2>"$out/log_$mode.txt"
