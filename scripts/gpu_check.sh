@@ -138,10 +138,13 @@ has bench && [ -n "${BENCH_JSONL:-}" ] && "$bin/cudal1" bench --jsonl "$BENCH_JS
 # ENRICH_LIMIT; resumable: run again with the same OUT to go on).
 # ENRICH_DEADLINE (seconds) stops it early; the tally then counts what was verified so far.
 if has enrich; then
+  # ENRICH_RESTORE: an earlier call's enrich.tgz (from a machine since given back) to go on from.
+  [ -n "${ENRICH_RESTORE:-}" ] && [ ! -d "$scratch/enrich" ] && tar -xzf "$ENRICH_RESTORE" -C "$scratch"
   ${ENRICH_DEADLINE:+timeout "$ENRICH_DEADLINE"} "$bin/cudal1" enrich --jsonl "${ENRICH_JSONL:?set ENRICH_JSONL}" \
     --out "$scratch/enrich" --device cuda --lanes "${ENRICH_LANES:-6}" --db "$scratch/enrich.db" \
     ${ENRICH_LIMIT:+--limit "$ENRICH_LIMIT"} >"$out/enrich_table.txt" 2>"$out/enrich_progress.txt"
   python3 bench/enrich_tally.py "$scratch/enrich/enrich.jsonl" >"$out/enrich.txt" 2>&1
+  tar -czf "$out/enrich.tgz" -C "$scratch" enrich enrich.db
 fi
 
 # 4h. The optimisation loop (stage optimize): the built-in policy over the whole bundled suite with
