@@ -56,16 +56,16 @@ sample_gpu() {  # $1: file; one utilisation sample every 200 ms until killed
   nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 200 >"$1" 2>/dev/null
 }
 # STOCK_DEADLINE=S: the stock way one candidate per `cudal1 batch --stock` (a fresh process per
-# candidate either way), starting none after S seconds, so its serial run spreads over several
+# candidate either way), starting none once the script has run S seconds, so its serial run spreads over several
 # device calls with one OUT_DIR; the next call goes on with the candidates left. Its wall time is
 # the sum of the candidates' batch walls, its summary written once every candidate has one.
 run_stock_resumable() {
-  local t0=$SECONDS id line
+  local id line
   touch "$out/results_stock.jsonl" "$out/walls_stock.jsonl"
   while IFS= read -r line; do
     id=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["id"])' "$line")
     grep -qF "\"id\": \"$id\"" "$out/walls_stock.jsonl" && continue
-    if [ $((SECONDS - t0)) -ge "$STOCK_DEADLINE" ]; then
+    if [ $SECONDS -ge "$STOCK_DEADLINE" ]; then
       echo "stock: deadline reached; run MODES=stock again with the same OUT_DIR to go on" >&2
       return 0
     fi
