@@ -46,9 +46,12 @@ if [ -z "${CUDAL1_CLANG:-}" ] && { compgen -G ".clang/*.deb" >/dev/null || [ -x 
   fi
 fi
 
+# A carried build serves when it has what the stages run: the GPU tests' binary only for the
+# stages that run them (a call's carry is limited, so the others may leave it behind).
 bin=
 for d in build-static build; do
-  if [ -x "$d/cudal1" ] && [ -x "$d/cudal1_gpu_tests" ]; then bin=$d; break; fi
+  [ -x "$d/cudal1" ] || continue
+  if [ -x "$d/cudal1_gpu_tests" ] || [[ ! " ${STAGES:-tests} " =~ \ (tests|cuda-corpus|gpu-unit)\  ]]; then bin=$d; break; fi
 done
 if [ -z "$bin" ]; then
   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build -j "$(nproc)" || exit 1
