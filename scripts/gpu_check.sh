@@ -128,6 +128,10 @@ fi
 # adds the queue with freezing).
 has throughput && MODES=${THROUGHPUT_MODES:-queue stock} bench/throughput.sh "$bin/cudal1" "${N_CUDA_L1:-6}" "$scratch/throughput" \
   >"$out/throughput.txt" 2>&1
+# Its result lines (each module's build path and notes, each phase) come back in one file: a call
+# brings back only so many files.
+has throughput && tar -czf "$out/throughput_files.tgz" -C "$scratch/throughput" --exclude='cache_*' --exclude=cuda_l1 \
+  --exclude='results.db*' . 2>/dev/null
 
 # 4e. Baselines of a few bundled tasks, eager against itself included (stage baselines).
 has baselines && "$bin/cudal1" baselines --device cuda --control $(ls tasks/level1/*.py | head -n "${N_BASELINES:-4}") \
