@@ -68,4 +68,5 @@ done_stages=$(for d in sft selfsup crl; do [ -f "$scratch/$d/train_log.jsonl" ] 
 python3 bench/trainer_summary.py "$scratch" "$scratch/step_cpp.json" "$scratch/step_torch.json"
 # One file back (a device call returns only a few): logs, measurements, the report.
 tar -czf "$out/trainer_files.tgz" -C "$scratch" --ignore-failed-read trainer_stages.log step_cpp.json step_torch.json \
-  train_report.html $(cd "$scratch" && ls -d */train_log.jsonl eval_*/summary.json eval_*/samples.jsonl 2>/dev/null)
+  train_report.html $(cd "$scratch" && ls -d */train_log.jsonl eval_*/summary.json eval_*/samples.jsonl \
+  */loop/samples.jsonl data/samples.jsonl sft/*.jsonl 2>/dev/null)
