@@ -23,6 +23,15 @@ fs::path fresh_cache(const std::string& name) {
 
 std::string candidate(const std::string& name) { return (fixtures_dir() / "candidates" / name).string(); }
 std::string task(const std::string& name) { return (fixtures_dir() / "tasks" / name).string(); }
+std::string build_fixture(const std::string& name) { return (fixtures_dir() / "build" / name).string(); }
+
+// Torch's own commands only (no fast path), into a cache of this test's own.
+BuildConfig plain_config(const std::string& cache_name) {
+  BuildConfig cfg;
+  cfg.cache_root = fresh_cache(cache_name).string();
+  cfg.fast_path = false;
+  return cfg;
+}
 
 EvalResult evaluate_with(std::shared_ptr<const BuildOutcome> built, const std::string& task_file, const std::string& cand_path) {
   EvalOptions o;
@@ -39,10 +48,7 @@ EvalResult evaluate_with(std::shared_ptr<const BuildOutcome> built, const std::s
 // Torch's own commands (the plain path); the evaluation's load_inline is answered from them,
 // and the same module asked for again comes from the cache.
 TEST(BuildService, PlainBuildServesTheEvaluationAndTheCacheAnswersAgain) {
-  BuildConfig cfg;
-  cfg.cache_root = fresh_cache("plain").string();
-  cfg.fast_path = false;
-  BuildService svc(cfg);
+  BuildService svc(plain_config("plain"));
   auto out = std::make_shared<BuildOutcome>(svc.build_candidate(candidate("ok_scale_add_load_inline_cpu.py"), "cpu", 600));
   ASSERT_EQ(out->kind, BuildOutcome::Kind::built) << out->log;
   ASSERT_EQ(out->modules.size(), 1u);
@@ -65,10 +71,7 @@ TEST(BuildService, PlainBuildServesTheEvaluationAndTheCacheAnswersAgain) {
 // A source that does not compile: the service says so with the compiler's words, and the
 // evaluation it is handed to ends in compile_error, as it would had the candidate built it.
 TEST(BuildService, CompileErrorReachesTheVerdict) {
-  BuildConfig cfg;
-  cfg.cache_root = fresh_cache("error").string();
-  cfg.fast_path = false;
-  BuildService svc(cfg);
+  BuildService svc(plain_config("error"));
   auto out = std::make_shared<BuildOutcome>(svc.build_candidate(candidate("compile_error_load_inline_cpp.py"), "cpu", 600));
   ASSERT_EQ(out->kind, BuildOutcome::Kind::compile_error) << out->to_json().dump();
   EXPECT_NE(out->log.find("error"), std::string::npos) << out->log;
@@ -114,7 +117,7 @@ TEST(BuildService, ClangCompilesAndHandsWhatItCannotToGxx) {
   EXPECT_TRUE(out->modules[0].notes.empty()) << out->to_json().dump();
   EXPECT_TRUE(evaluate_with(out, "gemm_relu.py", candidate("ok_gemm_relu_load_inline_cpu.py")).accepted);
 
-  std::string gxx_only = (fixtures_dir() / "build" / "gxx_only_load_inline_cpu.py").string();
+  std::string gxx_only = build_fixture("gxx_only_load_inline_cpu.py");
   auto handed = std::make_shared<BuildOutcome>(svc.build_candidate(gxx_only, "cpu", 900));
   ASSERT_EQ(handed->kind, BuildOutcome::Kind::built) << handed->log;
   ASSERT_EQ(handed->modules.size(), 1u);
@@ -130,11 +133,8 @@ TEST(BuildService, ClangCompilesAndHandsWhatItCannotToGxx) {
 // and records the call, and the evaluation's process compiles nothing; without the task, only
 // the import is recorded and nothing is built.
 TEST(BuildService, ConstructorTimeBuildIsCapturedWithTheTask) {
-  BuildConfig cfg;
-  cfg.cache_root = fresh_cache("ctor").string();
-  cfg.fast_path = false;
-  BuildService svc(cfg);
-  std::string cand = (fixtures_dir() / "build" / "ctor_load_inline_cpu.py").string();
+  BuildService svc(plain_config("ctor"));
+  std::string cand = build_fixture("ctor_load_inline_cpu.py");
   BuildOutcome bare = svc.build_candidate(cand, "cpu", 600);
   EXPECT_EQ(bare.kind, BuildOutcome::Kind::none) << bare.to_json().dump();
   auto out = std::make_shared<BuildOutcome>(svc.build_candidate(cand, "cpu", 600, task("scale_add.py")));
@@ -150,11 +150,8 @@ TEST(BuildService, ConstructorTimeBuildIsCapturedWithTheTask) {
 // A constructor that ends the capture's worker costs only itself: the capture is redone without
 // it, and the call the import made is still built.
 TEST(BuildService, ConstructorThatKillsTheCaptureKeepsTheImportsCalls) {
-  BuildConfig cfg;
-  cfg.cache_root = fresh_cache("ctor-exits").string();
-  cfg.fast_path = false;
-  BuildService svc(cfg);
-  std::string cand = (fixtures_dir() / "build" / "ctor_exits_load_inline_cpu.py").string();
+  BuildService svc(plain_config("ctor-exits"));
+  std::string cand = build_fixture("ctor_exits_load_inline_cpu.py");
   BuildOutcome out = svc.build_candidate(cand, "cpu", 600, task("scale_add.py"));
   ASSERT_EQ(out.kind, BuildOutcome::Kind::built) << out.to_json().dump();
   ASSERT_EQ(out.modules.size(), 1u);
@@ -165,11 +162,8 @@ TEST(BuildService, ConstructorThatKillsTheCaptureKeepsTheImportsCalls) {
 // another. The same sources and flags are the same build, served under the name it was built
 // with, and the candidate's process compiles nothing.
 TEST(BuildService, ExtensionNamedAfterTheClockIsServedByContent) {
-  BuildConfig cfg;
-  cfg.cache_root = fresh_cache("clock").string();
-  cfg.fast_path = false;
-  BuildService svc(cfg);
-  std::string cand = (fixtures_dir() / "build" / "clock_named_load_inline_cpu.py").string();
+  BuildService svc(plain_config("clock"));
+  std::string cand = build_fixture("clock_named_load_inline_cpu.py");
   auto out = std::make_shared<BuildOutcome>(svc.build_candidate(cand, "cpu", 600));
   ASSERT_EQ(out->kind, BuildOutcome::Kind::built) << out->log;
   ASSERT_EQ(out->modules.size(), 1u);
