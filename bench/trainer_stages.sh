@@ -4,12 +4,14 @@
 # measurement after each stage shows whether its answers get more correct and faster:
 #   data    the built-in rewrite policy's accepted answers on the tasks (what SFT learns from)
 #   init    `train init`: random weights, the bundled Qwen-style tokenizer fixture
-#   sft     `train sft --full` on the store's accepted answers
+#   sft     `train sft --full` on the store's accepted answers, each faster one also under a
+#           contrastive prompt (TR_SFT_CONTRASTIVE copies; 0 keeps CUDA-L1's first-round set)
 #   selfsup `train selfsup --full`: rounds of sample, evaluate, learn from the correct ones
 #   crl     `train crl --full`: rounds of GRPO on contrastive prompts, KL to the SFT+selfsup start
 # After init, sft, selfsup and crl the model answers every task TR_GROUP times (one loop round,
-# `optimize --policy model`, the same seed and prompts each time): its correct rate and mean raw
-# reward (eager speedup when accepted, 0 on failure) are the stage's figures. Then the same
+# `optimize --policy model`, the same seed and prompts each time), once with first-round prompts
+# and once with contrastive ones: its correct rate and mean raw reward (eager speedup when
+# accepted, 0 on failure) are the stage's figures. Then the same
 # training step timed in C++ (`train bench-step`) and in plain PyTorch (bench/train_step_torch.py).
 # CUDAL1 must be a build with the trainer (scripts/build_gpu_trainer.sh); libtorch comes from the
 # python3's torch. TR_DEVICE=cpu with TR_TASKS naming small files tries the chain on a CPU. TR_DEADLINE (seconds) bounds the stages; each stage resumes if run again.
@@ -27,11 +29,19 @@ log=$scratch/trainer_stages.log
 : >"$log"
 step() { echo "== $* (at ${SECONDS}s)" >>"$log"; timeout "$(left)" "$@" >>"$log" 2>&1; local rc=$?; echo "exit $rc" >>"$log"; return $rc; }
 
-# The figure of a stage: one round of every task answered by MODEL, same seed and plain prompts.
-measure() {  # NAME MODEL_DIR; a measurement that finished (its summary.json) is not repeated
-  [ -f "$scratch/eval_$1/summary.json" ] && return 0
-  step "$bin" optimize --policy model --model "$2" --model-device "$dev" --model-dtype float32 $tasks --rounds 1 --group "$group" --exemplars 0 \
-    --temperature "$temp" --max-new-tokens "$new" --lanes "$lanes" --device "$dev" --seed 11 --run "$scratch/eval_$1" --name "eval:$1"
+# The figures of a stage: one round of every task answered by MODEL with the same seed, twice:
+# eval_NAME with first-round prompts (what stages 1 and 2 train on), and eval_contrastive_NAME with
+# stage 3's contrastive prompts, each showing TR_EXEMPLARS of the data run's files and their
+# speedups; those are drawn from a copy of the store as it was after the data run, so every stage
+# is shown the same files.
+ask_round() {  # RUN_NAME MODEL_DIR EXEMPLARS; a round that finished (its summary.json) is not repeated
+  [ -f "$scratch/$1/summary.json" ] && return 0
+  step "$bin" optimize --policy model --model "$2" --model-device "$dev" --model-dtype float32 $tasks --rounds 1 --group "$group" --exemplars "$3" \
+    --temperature "$temp" --max-new-tokens "$new" --lanes "$lanes" --device "$dev" --seed 11 --run "$scratch/$1" --name "$1"
+}
+measure() {  # NAME MODEL_DIR
+  ask_round "eval_$1" "$2" 0
+  [ "${TR_EXEMPLARS:-2}" -gt 0 ] && [ -f "$scratch/data.db" ] && CUDAL1_DB=$scratch/eval_contrastive_$1.db ask_round "eval_contrastive_$1" "$2" "${TR_EXEMPLARS:-2}"
 }
 
 [ -f "$m/init/config.json" ] || step "$bin" train init --out "$m/init" --tokenizer tests/fixtures/tokenizer/qwen \
@@ -50,16 +60,19 @@ fi
 # speedups), and TR_PER_TASK=4 lets SFT take them beside the first round's: a model that has only
 # seen first-round prompts meets contrastive ones for the first time in crl.
 step "$bin" optimize --policy builtin $tasks --rounds "${TR_DATA_ROUNDS:-1}" --group 3 --lanes "$lanes" --device "$dev" --run "$scratch/data" --name data
+# The store as the data run left it, for the contrastive measurements (each starts from a copy).
+[ -f "$scratch/data.db" ] || { python3 -c 'import sqlite3, sys; sqlite3.connect(sys.argv[1]).backup(sqlite3.connect(sys.argv[2]))' "$CUDAL1_DB" "$scratch/data.db.tmp" && mv "$scratch/data.db.tmp" "$scratch/data.db"; }
+for d in init sft selfsup crl; do [ -f "$scratch/eval_contrastive_$d.db" ] || [ ! -f "$scratch/data.db" ] || cp "$scratch/data.db" "$scratch/eval_contrastive_$d.db"; done
 measure init "$m/init"
 [ -d "$scratch/sft/model" ] || step "$bin" train sft --model "$m/init" --out "$scratch/sft" --full --run data --per-task "${TR_PER_TASK:-2}" -d "$dev" --dtype float32 \
-  --epochs "${TR_SFT_EPOCHS:-40}" --batch 3 --lr "${TR_SFT_LR:-1e-3}" --warmup 10 --max-tokens 8192
+  --epochs "${TR_SFT_EPOCHS:-40}" --batch 3 --lr "${TR_SFT_LR:-1e-3}" --warmup 10 --max-tokens 8192 --contrastive "${TR_SFT_CONTRASTIVE:-2}" --exemplars "${TR_EXEMPLARS:-2}"
 measure sft "$scratch/sft/model"
 [ -d "$scratch/selfsup/model" ] || step "$bin" train selfsup --model "$scratch/sft/model" --out "$scratch/selfsup" --full $tasks \
-  -d "$dev" --dtype float32 --rounds "${TR_ROUNDS:-3}" --group "$group" --temperature "$temp" --max-new-tokens "$new" --lr "${TR_RL_LR:-2e-4}" \
+  -d "$dev" --dtype float32 --rounds "${TR_SELFSUP_ROUNDS:-${TR_ROUNDS:-3}}" --group "$group" --temperature "$temp" --max-new-tokens "$new" --lr "${TR_RL_LR:-2e-4}" \
   --micro-batch 4 --lanes "$lanes" --seed 21
 measure selfsup "$scratch/selfsup/model"
 [ -d "$scratch/crl/model" ] || step "$bin" train crl --model "$scratch/selfsup/model" --out "$scratch/crl" --full $tasks \
-  -d "$dev" --dtype float32 --rounds "${TR_ROUNDS:-3}" --group "$group" --temperature "$temp" --max-new-tokens "$new" --lr "${TR_RL_LR:-2e-4}" \
+  -d "$dev" --dtype float32 --rounds "${TR_CRL_ROUNDS:-${TR_ROUNDS:-3}}" --group "$group" --temperature "$temp" --max-new-tokens "$new" --lr "${TR_RL_LR:-2e-4}" \
   --micro-batch 4 --lanes "$lanes" --seed 31
 measure crl "$scratch/crl/model"
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """bench/trainer_summary.py SCRATCH STEP_CPP.json STEP_TORCH.json — the table of
 bench/trainer_stages.sh: per stage (init, sft, selfsup, crl) the answers its model gave in the
-same measuring round, how many were accepted, and the mean raw reward (eager speedup when
+same measuring round (first-round prompts, then contrastive ones), how many were accepted, and the mean raw reward (eager speedup when
 accepted, 0 on failure, -1 on a caught hack); then each RL stage's rounds from its log; then the
 training step's time in C++ and in PyTorch."""
 import json
@@ -18,12 +18,13 @@ def lines(path):
 
 def main():
     scratch, cpp, torch_json = sys.argv[1:4]
-    print("| stage | answers | accepted | correct rate | mean raw reward | best speedup per task |")
-    print("|---|---:|---:|---:|---:|---|")
-    for stage in ["init", "sft", "selfsup", "crl"]:
-        rows = lines(os.path.join(scratch, f"eval_{stage}", "samples.jsonl"))
+    print("| stage | prompts | answers | accepted | correct rate | mean raw reward | best speedup per task |")
+    print("|---|---|---:|---:|---:|---:|---|")
+    for stage, prompts in [(s, p) for p in ["first-round", "contrastive"] for s in ["init", "sft", "selfsup", "crl"]]:
+        folder = f"eval_{stage}" if prompts == "first-round" else f"eval_contrastive_{stage}"
+        rows = lines(os.path.join(scratch, folder, "samples.jsonl"))
         if not rows:
-            print(f"| {stage} | not run | | | | |")
+            print(f"| {stage} | {prompts} | not run | | | | |")
             continue
         ok = [r for r in rows if r["verdict"]["accepted"]]
         best = {}
@@ -32,7 +33,7 @@ def main():
             best[r["task"]] = max(best.get(r["task"], 0), s)
         mean = sum(r["raw_reward"] for r in rows) / len(rows)
         bests = ", ".join(f"{t.split('/')[-1]} {s:.2f}x" for t, s in sorted(best.items())) or "-"
-        print(f"| {stage} | {len(rows)} | {len(ok)} | {100 * len(ok) / len(rows):.0f}% | {mean:.3f} | {bests} |")
+        print(f"| {stage} | {prompts} | {len(rows)} | {len(ok)} | {100 * len(ok) / len(rows):.0f}% | {mean:.3f} | {bests} |")
     print()
     for stage in ["sft", "selfsup", "crl"]:
         log = lines(os.path.join(scratch, stage, "train_log.jsonl"))

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include <nlohmann/json.hpp>
@@ -16,6 +17,7 @@
 #include "core/hash.h"
 #include "report/table.h"
 #include "report/train_report.h"
+#include "tasks/suite.h"
 #include "trainer/distributed.h"
 #include "trainer/rl_stage.h"
 #include "trainer/sft.h"
@@ -80,10 +82,32 @@ std::filesystem::path write_stage_report(const std::filesystem::path& out_dir) {
 struct SftArgs {
   StageArgs stage;
   trainer::SftRunOptions o;
+  std::string suite, prompts, eval_device = "auto";
 };
+
+// Contrastive copies show the task's reference as the loop does: the suite's file, the one the
+// store's answers were judged against (its hash is the task's).
+void set_contrastive_copies(SftArgs& a) {
+  rl::ContrastiveCopies& c = a.o.contrastive;
+  if (c.copies <= 0) return;
+  c.templates = policy::PromptTemplates::load(a.prompts.empty() ? policy::bundled_prompts_dir() : std::filesystem::path(a.prompts));
+  c.device = a.eval_device != "auto" ? a.eval_device : a.o.device.rfind("cuda", 0) == 0 ? "cuda" : "cpu";
+  c.seed = a.o.seed;
+  const std::filesystem::path suite = a.suite.empty() ? default_suite_dir() : std::filesystem::path(a.suite);
+  c.reference = [suite, cache = std::make_shared<std::map<std::string, std::string>>()](const rl::SftExample& e) {
+    auto it = cache->find(e.task_hash);
+    if (it != cache->end()) return it->second;
+    std::string text = read_file(find_task(suite, e.task_id).path);
+    if (sha256_hex(text) != e.task_hash)
+      throw Error(ErrorKind::input, "task " + e.task_id + " in " + suite.string() + " is not the file the store's answers were judged against",
+                  "pass --suite with the suite the optimisation run used, or leave out --contrastive");
+    return cache->emplace(e.task_hash, std::move(text)).first->second;
+  };
+}
 
 void run_train_sft(SftArgs& a) {
   apply_stage_args(a.stage, a.o);
+  set_contrastive_copies(a);
   // Launched N times with torchrun's variables (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), the
   // ranks train data-parallel; without them, alone.
   const trainer::DistributedConfig dist = trainer::distributed_from_env();
@@ -100,7 +124,7 @@ void run_train_sft(SftArgs& a) {
   if (!dp.is_main()) return;  // rank 0 wrote OUT and speaks for the run
   std::fprintf(stderr, "\n");
   const std::filesystem::path page = write_stage_report(a.o.out_dir);
-  nlohmann::json j = {{"report", page.string()}, {"world_size", dp.world_size()}, {"examples", s.examples}, {"too_long", s.too_long}, {"steps", s.steps},
+  nlohmann::json j = {{"report", page.string()}, {"world_size", dp.world_size()}, {"examples", s.examples}, {"contrastive", s.contrastive}, {"too_long", s.too_long}, {"steps", s.steps},
                       {"resumed_at", s.resumed_at}, {"first_loss", s.first_loss}, {"last_loss", s.last_loss},
                       {"output", s.output.string()}, {"dataset", (a.o.out_dir / "sft.jsonl").string()},
                       {"log", (a.o.out_dir / "train_log.jsonl").string()}};
@@ -108,9 +132,9 @@ void run_train_sft(SftArgs& a) {
     std::cout << j.dump() << std::endl;
     return;
   }
-  Table t({"examples", "left out (too long)", "steps", "resumed at", "first loss", "last loss", "output"},
-          {true, true, true, true, true, true, false});
-  t.add_row({std::to_string(s.examples), std::to_string(s.too_long), std::to_string(s.steps),
+  Table t({"examples", "contrastive", "left out (too long)", "steps", "resumed at", "first loss", "last loss", "output"},
+          {true, true, true, true, true, true, true, false});
+  t.add_row({std::to_string(s.examples), std::to_string(s.contrastive), std::to_string(s.too_long), std::to_string(s.steps),
              s.resumed_at ? std::to_string(s.resumed_at) : "-", format_fixed(s.first_loss, 4),
              format_fixed(s.last_loss, 4), s.output.string()});
   t.print(std::cout);
@@ -132,6 +156,15 @@ void register_sft(CLI::App* train) {
   sft->add_option("--batch", a->o.batch, "examples per micro-batch")->check(CLI::PositiveNumber)->capture_default_str();
   sft->add_option("--max-tokens", a->o.max_tokens, "longer examples (prompt + answer) are left out")->capture_default_str();
   sft->add_option("--checkpoint-every", a->o.checkpoint_every, "optimiser steps between checkpoints")->capture_default_str();
+  sft->add_option("--contrastive", a->o.contrastive.copies,
+                  "contrastive copies per answer: the answer again under a stage-3 prompt showing slower files of its task")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  sft->add_option("--exemplars", a->o.contrastive.sampler.picks, "files a contrastive copy shows (distinct score buckets)")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  sft->add_option("--suite", a->suite, "where the tasks' reference files are (default: the bundled suite)");
+  sft->add_option("--prompts", a->prompts, "prompt template folder (default: the bundled prompts/)");
+  sft->add_option("--eval-device", a->eval_device, "the device contrastive prompts name: auto (cuda when training on a GPU), cuda, cpu")
+      ->capture_default_str();
   sft->callback([a] { run_train_sft(*a); });
 }
 

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <map>
+#include <random>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
 #include "core/hash.h"
+#include "policy/response.h"
 
 namespace fs = std::filesystem;
 
@@ -35,12 +37,55 @@ std::vector<SftExample> select_sft_examples(Store& store, const SftSelection& se
   return out;
 }
 
+std::vector<SftExample> contrastive_copies(Store& store, const SftSelection& sel, const std::vector<SftExample>& answers,
+                                           const ContrastiveCopies& c) {
+  std::vector<SftExample> out;
+  if (c.copies <= 0) return out;
+  // task hash -> file hash -> (fastest accepted speedup, the file as the loop shows it).
+  std::map<std::string, std::map<std::string, std::pair<double, std::string>>> files;
+  for (auto& x : store.run_samples(sel.run)) {
+    if (!x.accepted || !x.speedup || x.candidate_hash.empty()) continue;
+    auto [it, fresh] = files[x.task_hash].try_emplace(x.candidate_hash, *x.speedup, std::string());
+    if (fresh) it->second.second = policy::parse_response(x.completion).code;
+    it->second.first = std::max(it->second.first, *x.speedup);
+  }
+  for (const SftExample& e : answers) {
+    std::vector<std::string> hashes;
+    std::vector<Exemplar> slower;
+    for (auto& [hash, f] : files[e.task_hash])
+      if (f.first < e.speedup && !f.second.empty()) hashes.push_back(hash), slower.push_back({hash, f.first});
+    if (slower.empty()) continue;
+    const std::string reference = c.reference(e);
+    policy::PromptBudget budget = c.budget;
+    const std::size_t answer = c.answer_tokens ? c.answer_tokens(e.completion) : 0;
+    budget.max_tokens = budget.max_tokens > answer ? budget.max_tokens - answer : 0;
+    std::mt19937_64 rng(c.seed ^ std::hash<std::string>{}(e.task_hash + e.candidate_hash));
+    std::set<std::vector<std::size_t>> drawn;
+    for (int k = 0; k < c.copies; ++k) {
+      std::vector<std::size_t> picked = sample_exemplars(slower, c.sampler, rng);
+      if (!drawn.insert(picked).second) continue;
+      SftExample copy = e;
+      std::vector<policy::PromptExemplar> shown;
+      copy.shown = nlohmann::json::array();
+      for (std::size_t i : picked) {
+        shown.push_back({files[e.task_hash][hashes[i]].second, slower[i].score});
+        copy.shown.push_back({{"candidate_hash", hashes[i]}, {"speedup", slower[i].score}});
+      }
+      policy::BuiltPrompt prompt = policy::build_prompt(c.templates, {e.task_id, c.device, reference, shown}, budget);
+      if (prompt.exemplars_shown < shown.size()) continue;  // over the budget: dropping files would change what it says
+      copy.prompt = std::move(prompt.text);
+      out.push_back(std::move(copy));
+    }
+  }
+  return out;
+}
+
 std::size_t write_sft_jsonl(const std::vector<SftExample>& examples, const fs::path& file) {
   std::string text;
   for (auto& e : examples)
     text += nlohmann::json{{"task", e.task_id}, {"task_hash", e.task_hash}, {"source", e.source},
                            {"candidate_hash", e.candidate_hash}, {"speedup", e.speedup},
-                           {"prompt", e.prompt}, {"completion", e.completion}}.dump() + "\n";
+                           {"prompt", e.prompt}, {"completion", e.completion}, {"shown", e.shown}}.dump() + "\n";
   fs::path tmp = file;
   tmp += ".tmp";
   write_file(tmp, text, "check that the output folder exists and is writable");

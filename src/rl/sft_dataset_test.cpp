@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <set>
 
 #include "core/paths.h"
 
@@ -53,6 +55,74 @@ TEST(SftDataset, AtMostNPerTaskAndSourceFastestDistinctFilesFirst) {
     EXPECT_EQ(j["source"], "openai:m");
     EXPECT_EQ(j["prompt"], "optimise a");
     EXPECT_TRUE(j.contains("completion") && j.contains("speedup") && j.contains("task_hash"));
+  }
+  fs::remove_all(dir);
+}
+
+namespace {
+
+RlSample answer_with_code(const std::string& task, const std::string& hash, double speedup, int slot) {
+  RlSample x = answer("r1", task, "rewrite", hash, speedup, slot);
+  x.completion = "## Code Implementation\n```python\nclass ModelNew:  # file " + hash + "\n    pass\n```\n";
+  return x;
+}
+
+rl::ContrastiveCopies copies_for_test(int copies) {
+  rl::ContrastiveCopies c;
+  c.copies = copies, c.device = "cuda", c.seed = 7;
+  c.templates = policy::PromptTemplates::load(policy::bundled_prompts_dir());
+  c.reference = [](const rl::SftExample& e) { return "class Model:  # reference of " + e.task_id + "\n"; };
+  return c;
+}
+
+}  // namespace
+
+// A copy answers a stage-3 prompt that shows only files slower than the answer, with their
+// speedups, beside the task's reference; the slowest answer has nothing to improve on.
+TEST(SftDataset, ContrastiveCopiesShowOnlySlowerFilesOfTheSameTask) {
+  fs::path dir = make_private_dir("cudal1-sft-test");
+  {
+    Store store(dir / "store.db");
+    store.save_round({answer_with_code("a", "f1", 1.0, 0), answer_with_code("a", "f2", 1.5, 1),
+                      answer_with_code("a", "f3", 2.0, 2), answer_with_code("b", "k1", 3.0, 0)});
+    auto answers = rl::select_sft_examples(store, {"", 3});
+    ASSERT_EQ(answers.size(), 4u);
+    auto copies = rl::contrastive_copies(store, {"", 3}, answers, copies_for_test(4));
+    ASSERT_FALSE(copies.empty());
+    std::set<std::string> answered;
+    for (auto& c : copies) {
+      answered.insert(c.candidate_hash);
+      EXPECT_EQ(c.task_id, "a");
+      ASSERT_FALSE(c.shown.empty());
+      EXPECT_NE(c.prompt.find("reference of a"), std::string::npos);
+      EXPECT_NE(c.prompt.find("cuda"), std::string::npos);
+      for (auto& s : c.shown) {
+        EXPECT_LT(s["speedup"].get<double>(), c.speedup);
+        EXPECT_NE(c.prompt.find("# file " + s["candidate_hash"].get<std::string>()), std::string::npos);
+      }
+      EXPECT_EQ(c.prompt.find("# file " + c.candidate_hash), std::string::npos);  // never its own answer
+    }
+    EXPECT_EQ(answered, (std::set<std::string>{"f2", "f3"}));
+    // f2 has one slower file: one distinct prompt however many copies are asked for.
+    EXPECT_EQ(std::count_if(copies.begin(), copies.end(), [](auto& c) { return c.candidate_hash == "f2"; }), 1);
+
+    // Seeded: the same copies again; none asked, none made.
+    auto again = rl::contrastive_copies(store, {"", 3}, answers, copies_for_test(4));
+    ASSERT_EQ(again.size(), copies.size());
+    for (std::size_t i = 0; i < again.size(); ++i) EXPECT_EQ(again[i].prompt, copies[i].prompt);
+    EXPECT_TRUE(rl::contrastive_copies(store, {"", 3}, answers, copies_for_test(0)).empty());
+
+    // A budget the answer leaves no room in: a copy without its files would be a first-round prompt.
+    rl::ContrastiveCopies tight = copies_for_test(4);
+    tight.budget.max_tokens = 2000;
+    tight.answer_tokens = [](const std::string&) { return std::size_t(1990); };
+    EXPECT_TRUE(rl::contrastive_copies(store, {"", 3}, answers, tight).empty());
+
+    rl::write_sft_jsonl(copies, dir / "copies.jsonl");
+    std::ifstream in(dir / "copies.jsonl");
+    std::string line;
+    std::getline(in, line);
+    EXPECT_FALSE(nlohmann::json::parse(line)["shown"].empty());
   }
   fs::remove_all(dir);
 }

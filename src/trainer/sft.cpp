@@ -77,9 +77,17 @@ SftRunSummary run_sft(Store& store, const SftRunOptions& o, const std::function<
     throw Error(ErrorKind::input, "the store holds no accepted answer to fine-tune on" +
                                       (o.store_run.empty() ? std::string() : " in run " + o.store_run),
                 "run `cudal1 optimize` (or bench a kernel set) into this store first, or name another --run");
+  ChatEncoder encoder(tokenizer::Tokenizer::from_directory(o.model_dir), o.chat_format);
+  if (o.contrastive.copies > 0) {
+    rl::ContrastiveCopies c = o.contrastive;
+    c.budget.max_tokens = std::size_t(std::max<int64_t>(0, o.max_tokens));
+    c.budget.count_tokens = [&encoder](const std::string& text) { return encoder.prompt(text).size(); };
+    c.answer_tokens = [&encoder](const std::string& text) { return encoder.prompt_and_answer("", text).second.size(); };
+    std::vector<rl::SftExample> copies = rl::contrastive_copies(store, {o.store_run, o.per_task_and_source}, examples, c);
+    examples.insert(examples.end(), copies.begin(), copies.end());
+  }
   if (writes) rl::write_sft_jsonl(examples, o.out_dir / "sft.jsonl");
 
-  ChatEncoder encoder(tokenizer::Tokenizer::from_directory(o.model_dir), o.chat_format);
   std::vector<Row> rows;
   for (auto& e : examples) {
     Row r = encoder.prompt_and_answer(e.prompt, e.completion);
@@ -87,6 +95,7 @@ SftRunSummary run_sft(Store& store, const SftRunOptions& o, const std::function<
       ++s.too_long;
       continue;
     }
+    if (!e.shown.empty()) ++s.contrastive;
     rows.push_back(std::move(r));
   }
   s.examples = rows.size();

@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 
+#include "rl/sft_dataset.h"
 #include "store/store.h"
 #include "tokenizer/chat_template.h"
 
@@ -33,6 +34,9 @@ struct SftRunOptions {
   std::filesystem::path out_dir;
   std::string store_run;              // empty: every run in the store
   std::size_t per_task_and_source = 2;
+  // Contrastive copies of the answers (rl/sft_dataset.h): copies 0 keeps the paper's set. Its
+  // budget and answer_tokens are the model tokenizer's and max_tokens, set here.
+  rl::ContrastiveCopies contrastive;
   bool full = false;                  // every weight trains; else a LoRA adapter
   LoraConfig lora;
   OptimConfig optim;                  // total_steps is set from the data
@@ -47,6 +51,7 @@ struct SftRunOptions {
 
 struct SftRunSummary {
   std::size_t examples = 0, too_long = 0;
+  std::size_t contrastive = 0;        // of the examples, contrastive copies
   int64_t steps = 0, resumed_at = 0;  // resumed_at: the step a checkpoint resumed from (0: none)
   double first_loss = 0, last_loss = 0;  // mean micro-batch loss of the first and last step this call ran
   std::filesystem::path output;       // adapter/ or model/

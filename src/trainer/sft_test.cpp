@@ -33,8 +33,8 @@ struct SftSetup {
   SftSetup() {
     test::write_tiny_llama(dir / "model");
     store = std::make_unique<Store>(dir / "store.db");
-    store->save_round({accepted("relu", "return torch.relu(x)", 0), accepted("relu", "return x.clamp_min(0)", 1),
-                       accepted("gelu", "return torch.nn.functional.gelu(x)", 0), accepted("add", "return x + y", 0)});
+    store->save_round({accepted("relu", "class ModelNew: return torch.relu(x)", 0), accepted("relu", "class ModelNew: return x.clamp_min(0)", 1),
+                       accepted("gelu", "class ModelNew: return torch.nn.functional.gelu(x)", 0), accepted("add", "class ModelNew: return x + y", 0)});
     o.model_dir = dir / "model", o.out_dir = dir / "out";
     o.lora.r = 4, o.lora.alpha = 8, o.lora.dropout = 0.0;
     o.optim.lr = 5e-2, o.optim.warmup_steps = 1;
@@ -59,6 +59,29 @@ TEST(Sft, FullFineTuningLearnsTheStoresAnswersAndSavesTheModel) {
   EXPECT_EQ(test::count_lines(t.o.out_dir / "sft.jsonl"), 4u);
   EXPECT_EQ(test::count_lines(t.o.out_dir / "train_log.jsonl"), 40u);
   EXPECT_FALSE(fs::exists(t.o.out_dir / "checkpoint")) << "a finished run leaves no checkpoint to resume";
+}
+
+// Contrastive copies join the set: relu's faster answer again, under a prompt showing the slower
+// one with its speedup; every example still fits max_tokens with the prompt and answer together.
+TEST(Sft, ContrastiveCopiesAreTrainedOnBesideThePlainAnswers) {
+  SftSetup t;
+  t.o.epochs = 1;
+  t.o.contrastive.copies = 2;
+  t.o.contrastive.device = "cpu";
+  t.o.contrastive.templates = policy::PromptTemplates::load(policy::bundled_prompts_dir());
+  t.o.contrastive.reference = [](const rl::SftExample& e) { return "class Model:  # " + e.task_id + "\n"; };
+  SftRunSummary s = run_sft(*t.store, t.o);
+  EXPECT_EQ(s.examples, 5u);
+  EXPECT_EQ(s.contrastive, 1u);
+  EXPECT_EQ(s.too_long, 0u);
+  std::ifstream in(t.o.out_dir / "sft.jsonl");
+  std::string line, last;
+  while (std::getline(in, line)) last = line;
+  auto copy = nlohmann::json::parse(last);
+  EXPECT_EQ(copy["candidate_hash"], "c-relu1");
+  ASSERT_EQ(copy["shown"].size(), 1u);
+  EXPECT_EQ(copy["shown"][0]["candidate_hash"], "c-relu0");
+  EXPECT_NE(copy["prompt"].get<std::string>().find("return torch.relu(x)"), std::string::npos);
 }
 
 // Through a LoRA adapter, saved in PEFT's layout.
