@@ -101,6 +101,18 @@ TEST(BuildService, FastPathUsesThePrecompiledHeader) {
   EXPECT_EQ(out->modules[0].path, "fast") << out->to_json().dump();
   EvalResult r = evaluate_with(out, "gemm_relu.py", candidate("ok_gemm_relu_load_inline_cpu.py"));
   EXPECT_TRUE(r.accepted) << r.error;
+
+  // An error in main.cpp's own lines under the precompiled header is torch's command's error:
+  // it decides, with no second compile without the header, and the verdict is compile_error.
+  const std::string error_own_lines = build_fixture("error_own_lines_load_inline_cpu.py");
+  auto broken = std::make_shared<BuildOutcome>(svc.build_candidate(error_own_lines, "cpu", 900));
+  ASSERT_EQ(broken->kind, BuildOutcome::Kind::compile_error) << broken->to_json().dump();
+  ASSERT_EQ(broken->modules.size(), 1u);
+  EXPECT_EQ(broken->modules[0].path, "fast") << broken->to_json().dump();
+  ASSERT_FALSE(broken->modules[0].notes.empty()) << broken->to_json().dump();
+  EXPECT_NE(broken->modules[0].notes[0].find("that decides"), std::string::npos) << broken->to_json().dump();
+  EXPECT_EQ(broken->log.find("without precompiled header"), std::string::npos) << broken->log;
+  EXPECT_EQ(evaluate_with(broken, "scale_add.py", error_own_lines).status, Status::compile_error);
 }
 
 // With clang (the default where there is one): the first build waits for clang's precompiled
