@@ -83,10 +83,12 @@ struct SftArgs {
   StageArgs stage;
   trainer::SftRunOptions o;
   std::string suite, prompts, eval_device = "auto";
+  std::vector<std::string> tasks;
 };
 
-// Contrastive copies show the task's reference as the loop does: the suite's file, the one the
-// store's answers were judged against (its hash is the task's).
+// Contrastive copies show the task's reference as the loop does: the file the store's answers
+// were judged against, known by its hash (the task's): one named with --task, else the suite's
+// task of the same name.
 void set_contrastive_copies(SftArgs& a) {
   rl::ContrastiveCopies& c = a.o.contrastive;
   if (c.copies <= 0) return;
@@ -94,14 +96,24 @@ void set_contrastive_copies(SftArgs& a) {
   c.device = a.eval_device != "auto" ? a.eval_device : a.o.device.rfind("cuda", 0) == 0 ? "cuda" : "cpu";
   c.seed = a.o.seed;
   const std::filesystem::path suite = a.suite.empty() ? default_suite_dir() : std::filesystem::path(a.suite);
-  c.reference = [suite, cache = std::make_shared<std::map<std::string, std::string>>()](const rl::SftExample& e) {
-    auto it = cache->find(e.task_hash);
-    if (it != cache->end()) return it->second;
-    std::string text = read_file(find_task(suite, e.task_id).path);
+  auto known = std::make_shared<std::map<std::string, std::string>>();  // task hash -> text
+  for (auto& name : a.tasks) {
+    std::string text = read_file(find_task(suite, name).path);
+    known->emplace(sha256_hex(text), std::move(text));
+  }
+  c.reference = [suite, known](const rl::SftExample& e) {
+    auto it = known->find(e.task_hash);
+    if (it != known->end()) return it->second;
+    const std::string hint = "name the task files the optimisation run used with --task, or leave out --contrastive";
+    std::string text;
+    try {
+      text = read_file(find_task(suite, e.task_id).path);
+    } catch (const Error&) {
+      throw Error(ErrorKind::input, "task " + e.task_id + " of the store's answers is neither named with --task nor in " + suite.string(), hint);
+    }
     if (sha256_hex(text) != e.task_hash)
-      throw Error(ErrorKind::input, "task " + e.task_id + " in " + suite.string() + " is not the file the store's answers were judged against",
-                  "pass --suite with the suite the optimisation run used, or leave out --contrastive");
-    return cache->emplace(e.task_hash, std::move(text)).first->second;
+      throw Error(ErrorKind::input, "task " + e.task_id + " in " + suite.string() + " is not the file the store's answers were judged against", hint);
+    return known->emplace(e.task_hash, std::move(text)).first->second;
   };
 }
 
@@ -161,7 +173,8 @@ void register_sft(CLI::App* train) {
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   sft->add_option("--exemplars", a->o.contrastive.sampler.picks, "files a contrastive copy shows (distinct score buckets)")
       ->check(CLI::PositiveNumber)->capture_default_str();
-  sft->add_option("--suite", a->suite, "where the tasks' reference files are (default: the bundled suite)");
+  sft->add_option("--task", a->tasks, "a task file (or suite name) the answers were for, shown in contrastive copies; repeatable");
+  sft->add_option("--suite", a->suite, "where tasks not named with --task are found by name (default: the bundled suite)");
   sft->add_option("--prompts", a->prompts, "prompt template folder (default: the bundled prompts/)");
   sft->add_option("--eval-device", a->eval_device, "the device contrastive prompts name: auto (cuda when training on a GPU), cuda, cpu")
       ->capture_default_str();
