@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/error.h"
 #include "core/hash.h"
 #include "policy/response.h"
 
@@ -41,6 +42,9 @@ std::vector<SftExample> contrastive_copies(Store& store, const SftSelection& sel
                                            const ContrastiveCopies& c) {
   std::vector<SftExample> out;
   if (c.copies <= 0) return out;
+  if (!c.reference)
+    throw Error(ErrorKind::internal, "contrastive copies were asked for without a way to read the tasks' references",
+                "set ContrastiveCopies::reference (`cudal1 train sft` finds them with --task and --suite)");
   // task hash -> file hash -> (fastest accepted speedup, the file as the loop shows it).
   std::map<std::string, std::map<std::string, std::pair<double, std::string>>> files;
   for (auto& x : store.run_samples(sel.run)) {
