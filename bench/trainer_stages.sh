@@ -15,6 +15,7 @@
 # training step timed in C++ (`train bench-step`) and in plain PyTorch (bench/train_step_torch.py).
 # CUDAL1 must be a build with the trainer (scripts/build_gpu_trainer.sh); libtorch comes from the
 # python3's torch. TR_DEVICE=cpu with TR_TASKS naming small files tries the chain on a CPU. TR_DEADLINE (seconds) bounds the stages; each stage resumes if run again.
+# TR_ROUNDS sets both RL stages' rounds; TR_SELFSUP_ROUNDS and TR_CRL_ROUNDS each one's.
 set -uo pipefail
 bin=$1 out=$2 scratch=$3
 mkdir -p "$out" "$scratch"
