@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
-#include <map>
 #include <memory>
 
 #include <nlohmann/json.hpp>
@@ -18,6 +17,7 @@
 #include "report/table.h"
 #include "report/train_report.h"
 #include "tasks/suite.h"
+#include "tasks/task_texts.h"
 #include "trainer/distributed.h"
 #include "trainer/rl_stage.h"
 #include "trainer/sft.h"
@@ -87,33 +87,16 @@ struct SftArgs {
 };
 
 // Contrastive copies show the task's reference as the loop does: the file the store's answers
-// were judged against, known by its hash (the task's): one named with --task, else the suite's
-// task of the same name.
+// were judged against (tasks/task_texts.h).
 void set_contrastive_copies(SftArgs& a) {
   rl::ContrastiveCopies& c = a.o.contrastive;
   if (c.copies <= 0) return;
   c.templates = policy::PromptTemplates::load(a.prompts.empty() ? policy::bundled_prompts_dir() : std::filesystem::path(a.prompts));
   c.device = a.eval_device != "auto" ? a.eval_device : a.o.device.rfind("cuda", 0) == 0 ? "cuda" : "cpu";
   c.seed = a.o.seed;
-  const std::filesystem::path suite = a.suite.empty() ? default_suite_dir() : std::filesystem::path(a.suite);
-  auto known = std::make_shared<std::map<std::string, std::string>>();  // task hash -> text
-  for (auto& name : a.tasks) {
-    std::string text = read_file(find_task(suite, name).path);
-    known->emplace(sha256_hex(text), std::move(text));
-  }
-  c.reference = [suite, known](const rl::SftExample& e) {
-    auto it = known->find(e.task_hash);
-    if (it != known->end()) return it->second;
-    const std::string hint = "name the task files the optimisation run used with --task, or leave out --contrastive";
-    std::string text;
-    try {
-      text = read_file(find_task(suite, e.task_id).path);
-    } catch (const Error&) {
-      throw Error(ErrorKind::input, "task " + e.task_id + " of the store's answers is neither named with --task nor in " + suite.string(), hint);
-    }
-    if (sha256_hex(text) != e.task_hash)
-      throw Error(ErrorKind::input, "task " + e.task_id + " in " + suite.string() + " is not the file the store's answers were judged against", hint);
-    return known->emplace(e.task_hash, std::move(text)).first->second;
+  auto texts = std::make_shared<TaskTexts>(a.suite.empty() ? default_suite_dir() : std::filesystem::path(a.suite), a.tasks);
+  c.reference = [texts](const rl::SftExample& e) {
+    return texts->text(e.task_id, e.task_hash, "name the task files the optimisation run used with --task, or leave out --contrastive");
   };
 }
 

@@ -1,0 +1,40 @@
+// A task's text by the store's hash: a named file wins, the suite's task of the id serves when its
+// hash matches, and anything else is an input error that says what to pass.
+#include "tasks/task_texts.h"
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "core/hash.h"
+#include "core/paths.h"
+#include "tasks/suite.h"
+
+using namespace cudal1;
+namespace fs = std::filesystem;
+
+TEST(TaskTexts, NamedFilesFirstThenTheSuitesTaskOfTheSameHash) {
+  fs::path dir = make_private_dir("cudal1-task-texts-test");
+  fs::create_directories(dir / "suite" / "level1");
+  write_file(dir / "suite" / "level1" / "01_relu.py", "class Model: pass  # suite's relu\n", "");
+  write_file(dir / "outside.py", "class Model: pass  # a file outside the suite\n", "");
+  const std::string outside = read_file(dir / "outside.py"), relu = read_file(dir / "suite" / "level1" / "01_relu.py");
+
+  TaskTexts texts(dir / "suite", {(dir / "outside.py").string()});
+  EXPECT_EQ(texts.text("outside", sha256_hex(outside), "pass --task"), outside);
+  EXPECT_EQ(texts.text("level1/01_relu", sha256_hex(relu), "pass --task"), relu);
+  try {
+    texts.text("level1/01_relu", sha256_hex("an older relu"), "pass --task");
+    FAIL() << "a suite file with another hash was taken";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::input);
+    EXPECT_NE(std::string(e.what()).find("hash differs"), std::string::npos) << e.what();
+  }
+  try {
+    texts.text("gone", sha256_hex("gone"), "pass --task");
+    FAIL() << "an unknown task was found";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::input);
+    EXPECT_NE(std::string(e.what()).find("neither among the files named"), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
+}
