@@ -1,7 +1,6 @@
 #include "build/module_steps.h"
 
 #include <fstream>
-#include <string_view>
 
 #include "build/clang.h"
 #include "build/host_flags.h"
@@ -42,18 +41,10 @@ std::vector<std::string> operator+(std::vector<std::string> a, const std::vector
   return a;
 }
 
-// Whether the compiler's first error lies in `file`'s own lines ("main.cpp:12:3: error: ..."),
-// not in a header it includes.
+// Whether the compiler's first diagnostic error ("error:" or "fatal error:") lies in `file`'s own
+// lines ("main.cpp:12:3: error: ..."), not in a header it includes.
 bool first_error_in(const std::string& output, const std::string& file) {
-  for (std::size_t b = 0; b < output.size();) {
-    std::size_t e = output.find('\n', b);
-    if (e == std::string::npos) e = output.size();
-    std::string_view line(output.data() + b, e - b);
-    if (line.find(": error:") != std::string_view::npos || line.find(": fatal error:") != std::string_view::npos)
-      return line.rfind(file + ":", 0) == 0;
-    b = e + 1;
-  }
-  return false;
+  return line_with(output, " error:").rfind(file + ":", 0) == 0;
 }
 
 // What g++ said about the precompiled header it was given.

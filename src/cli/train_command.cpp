@@ -86,13 +86,20 @@ struct SftArgs {
   std::vector<std::string> tasks;
 };
 
+// Where candidates run, and so what prompts name: as asked, else cuda when the model trains on a
+// GPU (a GPU's kernels need one), else cpu.
+std::string eval_device_for(const std::string& asked, const std::string& training_device) {
+  if (asked != "auto") return asked;
+  return training_device.rfind("cuda", 0) == 0 ? "cuda" : "cpu";
+}
+
 // Contrastive copies show the task's reference as the loop does: the file the store's answers
 // were judged against (tasks/task_texts.h).
 void set_contrastive_copies(SftArgs& a) {
   rl::ContrastiveCopies& c = a.o.contrastive;
   if (c.copies <= 0) return;
   c.templates = policy::PromptTemplates::load(a.prompts.empty() ? policy::bundled_prompts_dir() : std::filesystem::path(a.prompts));
-  c.device = a.eval_device != "auto" ? a.eval_device : a.o.device.rfind("cuda", 0) == 0 ? "cuda" : "cpu";
+  c.device = eval_device_for(a.eval_device, a.o.device);
   c.seed = a.o.seed;
   auto texts = std::make_shared<TaskTexts>(a.suite.empty() ? default_suite_dir() : std::filesystem::path(a.suite), a.tasks);
   c.reference = [texts](const rl::SftExample& e) {
@@ -182,9 +189,7 @@ void run_train_rl(RlArgs& a) {
   if (!a.adapter.empty()) a.o.adapter_dir = a.adapter;
   a.o.tasks = resolve_loop_tasks(a.loop);
   a.o.seed = a.loop.seed;  // one seed: exemplar sampling, the answers drawn and the adapter's start
-  // Candidates run where the model is unless told otherwise: a GPU's kernels need a GPU.
-  const std::string eval_device = a.eval_device != "auto" ? a.eval_device : a.o.device.rfind("cuda", 0) == 0 ? "cuda" : "cpu";
-  a.o.loop = loop_config(a.loop, eval_device);
+  a.o.loop = loop_config(a.loop, eval_device_for(a.eval_device, a.o.device));
   std::unique_ptr<Store> store = open_store(a.stage.db, false);
   a.o.loop.eval.cache_store = store.get();
   for (const char* suffix : {"", "-wal", "-shm"}) a.o.loop.eval.protect_files.push_back(store->path().string() + suffix);

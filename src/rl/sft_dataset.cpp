@@ -54,10 +54,11 @@ std::vector<SftExample> contrastive_copies(Store& store, const SftSelection& sel
     it->second.first = std::max(it->second.first, *x.speedup);
   }
   for (const SftExample& e : answers) {
-    std::vector<std::string> hashes;
-    std::vector<Exemplar> slower;
-    for (auto& [hash, f] : files[e.task_hash])
-      if (f.first < e.speedup && !f.second.empty()) hashes.push_back(hash), slower.push_back({hash, f.first});
+    auto task_files = files.find(e.task_hash);
+    if (task_files == files.end()) continue;
+    std::vector<Exemplar> slower;  // id: the file's hash
+    for (auto& [hash, f] : task_files->second)
+      if (f.first < e.speedup && !f.second.empty()) slower.push_back({hash, f.first});
     if (slower.empty()) continue;
     const std::string reference = c.reference(e);
     policy::PromptBudget budget = c.budget;
@@ -72,8 +73,8 @@ std::vector<SftExample> contrastive_copies(Store& store, const SftSelection& sel
       std::vector<policy::PromptExemplar> shown;
       copy.shown = nlohmann::json::array();
       for (std::size_t i : picked) {
-        shown.push_back({files[e.task_hash][hashes[i]].second, slower[i].score});
-        copy.shown.push_back({{"candidate_hash", hashes[i]}, {"speedup", slower[i].score}});
+        shown.push_back({task_files->second.at(slower[i].id).second, slower[i].score});
+        copy.shown.push_back({{"candidate_hash", slower[i].id}, {"speedup", slower[i].score}});
       }
       policy::BuiltPrompt prompt = policy::build_prompt(c.templates, {e.task_id, c.device, reference, shown}, budget);
       if (prompt.exemplars_shown < shown.size()) continue;  // over the budget: dropping files would change what it says
