@@ -122,9 +122,9 @@ done
 { [ -s "$out/summary_queue.json" ] || [ -s "$out/summary_queue-freeze.json" ]; } && [ -s "$out/summary_stock.json" ] ||
   { echo "one path so far: run the others with MODES and the same OUT_DIR"; exit 0; }
 [ -s "$out/warmup.txt" ] && cat "$out/warmup.txt"
-python3 - "$out" <<'PY'
+python3 - "$out" "${LANES:-1}" <<'PY'
 import json, os, statistics, sys
-out = sys.argv[1]
+out, lanes_per_device = sys.argv[1], int(sys.argv[2])
 modes = [m for m in ("queue", "queue-freeze", "stock") if os.path.exists(f"{out}/summary_{m}.json")]
 queues = [m for m in modes if m != "stock"]
 rows, verdicts, speed = {}, {}, {}
@@ -168,6 +168,21 @@ for m in modes:
     print(f"{m:<12} {n:>5} {w:>8.1f} {e:>10.0f} {bn:>6} {bmed:>14.1f} {bp90:>11.1f} {lmed:>13.1f} {100*idle:>7.1f}%")
 for m in modes:
     print(f"{m} phases (median s): {rows[m][6]}")
+# A queue's wall on a set no larger than its lanes is one evaluation's latency under the whole
+# set's load, not a rate; the rate shows once every lane has finished one (docs/throughput.md).
+for m in queues:
+    results = [json.loads(l) for l in open(f"{out}/results_{m}.jsonl")]
+    done = sorted(r["finished_s"] for r in results if "finished_s" in r)
+    if not done:
+        continue
+    lanes = lanes_per_device * len({r["device"] for r in results})
+    line = f"{m} results came back at (s): first {done[0]:.1f}, median {statistics.median(done):.1f}, last {done[-1]:.1f}; "
+    if len(done) > lanes and done[-1] > done[lanes - 1]:
+        rate = 3600 * (len(done) - lanes) / (done[-1] - done[lanes - 1])
+        line += f"{rate:.0f} evaluations/hour after the first {lanes} results, as many as lanes ({rate / rows['stock'][2]:.1f}x the stock way's)"
+    else:
+        line += f"a set of {len(done)} on {lanes} lanes shows latency only, no rate"
+    print(line)
 # Each queue mode against the stock way: the same candidates' speedups (lanes sharing a GPU must
 # not move them), evaluations an hour, and whether every verdict agrees.
 st = verdicts["stock"]

@@ -97,7 +97,8 @@ void run_batch(const BatchArgs& a) {
     results[r.index] = r;
     if (r.result && store) store->save(*r.result, jobs[r.index].options.protocol_key(), r.device, read_file(jobs[r.index].options.candidate_path));
     if (out) {
-      json line = {{"id", r.id}, {"device", r.device}, {"run_s", r.run_s}, {"lane_wait_s", r.lane_wait_s}};
+      json line = {{"id", r.id}, {"device", r.device}, {"run_s", r.run_s}, {"lane_wait_s", r.lane_wait_s},
+                   {"finished_s", r.finished_s}};
       if (r.result) line["result"] = r.result->to_json();
       else line["error"] = r.error->message();
       out << line.dump() << "\n" << std::flush;

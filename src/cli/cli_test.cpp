@@ -229,7 +229,13 @@ TEST(Cli, BatchEvaluatesPairsOnTwoLanes) {
   EXPECT_EQ(s["lanes"].size(), 2u);
   std::ifstream out(dir / "out.jsonl");
   std::set<std::string> ids;
-  for (std::string line; std::getline(out, line);) ids.insert(json::parse(line)["id"].get<std::string>());
+  for (std::string line; std::getline(out, line);) {
+    json l = json::parse(line);
+    ids.insert(l["id"].get<std::string>());
+    // When each came back, which bench/throughput.sh reads to tell latency from rate.
+    EXPECT_GT(l.value("finished_s", 0.0), 0.0) << line;
+    EXPECT_LE(l.value("finished_s", 0.0), s["wall_s"].get<double>()) << line;
+  }
   EXPECT_EQ(ids, (std::set<std::string>{"good", fixture("candidates/incorrect_scale_add_zeros.py")}));
 
   std::ofstream(dir / "bad.txt") << "only-one-path\n";

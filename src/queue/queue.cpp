@@ -193,6 +193,7 @@ QueueStats run_queue(const std::vector<QueueJob>& jobs, const QueueConfig& confi
       qr.run_s = seconds_since(t0);
     }
     std::lock_guard<std::mutex> l(report_m);
+    qr.finished_s = seconds_since(start);
     stats.lane_busy_s[lane] += qr.run_s;
     (qr.result ? stats.done : stats.failed)++;
     on_result(qr);

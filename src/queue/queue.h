@@ -33,6 +33,9 @@ struct QueueResult {
   double prebuild_s = 0;       // its prebuild stage
   double lane_wait_s = 0;      // the lane idle before it, waiting for this one to be prepared
   double run_s = 0;            // the lane busy with it
+  // Seconds from the queue's start until this result came back: on a set no larger than the
+  // lanes the last of them is a latency, not a rate (docs/throughput.md, "Sizing a run").
+  double finished_s = 0;
 };
 
 struct QueueConfig {

@@ -40,13 +40,19 @@ std::vector<QueueJob> jobs() {
 std::map<std::string, std::string> run(const QueueConfig& config, QueueStats& stats, std::set<std::string>& lanes) {
   std::map<std::string, std::string> verdicts;
   std::set<std::size_t> seen;
+  double last_finished = 0;
   stats = run_queue(jobs(), config, [&](const QueueResult& r) {
     EXPECT_TRUE(seen.insert(r.index).second) << "job " << r.index << " reported twice";
+    EXPECT_GT(r.finished_s, 0.0) << r.id;
+    EXPECT_GE(r.finished_s, last_finished) << r.id << " came back before a result reported earlier";
+    EXPECT_GE(r.finished_s, r.run_s) << r.id;
+    last_finished = r.finished_s;
     lanes.insert(r.device);
     verdicts[r.id] = r.result ? status_name(r.result->status) + std::string(r.result->accepted ? "+" : "-")
                               : "error:" + std::string(error_kind_name(r.error->kind()));
   });
   EXPECT_EQ(seen.size(), jobs().size());
+  EXPECT_LE(last_finished, stats.wall_s);
   return verdicts;
 }
 
