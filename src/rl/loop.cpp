@@ -17,7 +17,7 @@ namespace cudal1::rl {
 
 namespace {
 
-// "level1/19_ReLU" -> "level1__19_ReLU": one file name per task.
+// "level1/19_ReLU" -> "level1_19_ReLU": one file name per task.
 std::string file_stem(const std::string& task_id) {
   std::string s;
   for (char c : task_id) s += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.') ? c : '_';
