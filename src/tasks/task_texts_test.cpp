@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "core/expect_error.h"
 #include "core/hash.h"
 #include "core/paths.h"
 #include "tasks/suite.h"
@@ -22,19 +23,11 @@ TEST(TaskTexts, NamedFilesFirstThenTheSuitesTaskOfTheSameHash) {
   TaskTexts texts(dir / "suite", {(dir / "outside.py").string()});
   EXPECT_EQ(texts.text("outside", sha256_hex(outside), "pass --task"), outside);
   EXPECT_EQ(texts.text("level1/01_relu", sha256_hex(relu), "pass --task"), relu);
-  try {
-    texts.text("level1/01_relu", sha256_hex("an older relu"), "pass --task");
-    FAIL() << "a suite file with another hash was taken";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::input);
-    EXPECT_NE(std::string(e.what()).find("hash differs"), std::string::npos) << e.what();
-  }
-  try {
-    texts.text("gone", sha256_hex("gone"), "pass --task");
-    FAIL() << "an unknown task was found";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::input);
-    EXPECT_NE(std::string(e.what()).find("neither among the files named"), std::string::npos) << e.what();
-  }
+  Error stale = test_support::expect_error([&] { texts.text("level1/01_relu", sha256_hex("an older relu"), "pass --task"); });
+  EXPECT_EQ(stale.kind(), ErrorKind::input);  // a suite file with another hash is not taken
+  EXPECT_NE(std::string(stale.what()).find("hash differs"), std::string::npos) << stale.what();
+  Error unknown = test_support::expect_error([&] { texts.text("gone", sha256_hex("gone"), "pass --task"); });
+  EXPECT_EQ(unknown.kind(), ErrorKind::input);
+  EXPECT_NE(std::string(unknown.what()).find("neither among the files named"), std::string::npos) << unknown.what();
   fs::remove_all(dir);
 }

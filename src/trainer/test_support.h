@@ -3,6 +3,7 @@
 #pragma once
 
 #include "core/error.h"
+#include "core/expect_error.h"
 #include "trainer/model.h"
 #include "trainer/safetensors.h"
 #include "tokenizer/tokenizer.h"
@@ -101,16 +102,6 @@ inline std::size_t count_lines(const std::filesystem::path& file) {
   return n;
 }
 
-// Runs `f` and returns the cudal1::Error it throws (fails the test if it throws none).
-template <typename F>
-Error expect_error(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected a cudal1::Error";
-  return Error(ErrorKind::internal, "no error thrown");
-}
+using cudal1::test_support::expect_error;
 
 }  // namespace cudal1::trainer::test
