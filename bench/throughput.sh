@@ -47,8 +47,10 @@ PY
 if [ -s "$out/pairs.jsonl" ]; then rm -f "$out/pairs.new"; else mv "$out/pairs.new" "$out/pairs.jsonl"; fi
 echo "$(wc -l <"$out/pairs.jsonl") candidates" >&2
 
-# Every task's lint first, so neither path pays for it.
-python3 -c 'import json,sys; [print(json.loads(l)["task"]) for l in open(sys.argv[1])]' "$out/pairs.jsonl" | sort -u |
+# Every task's lint first, so neither of cudal1's paths pays for it (CUDA-L1's own evaluator
+# has no lint: mode cuda-l1 alone needs no cudal1 binary, CLI may be "-").
+cudal1_modes=' (queue|queue-freeze|stock) '
+[[ " ${MODES:-queue stock} " =~ $cudal1_modes ]] && python3 -c 'import json,sys; [print(json.loads(l)["task"]) for l in open(sys.argv[1])]' "$out/pairs.jsonl" | sort -u |
   head -n "${LIMIT:-1000000}" | xargs -n 1 -P "${LINT_PARALLEL:-4}" "$cli" lint-task --device "$device" >/dev/null 2>&1
 
 sample_gpu() {  # $1: file; one utilisation sample every 200 ms until killed
@@ -95,7 +97,11 @@ for mode in ${MODES:-queue stock}; do
     stock) flag=--stock freeze=0 ;;
     queue) flag="--lanes ${LANES:-1}" freeze=0 ;;
     queue-freeze) flag="--lanes ${LANES:-1}" freeze=1 ;;
-    *) echo "throughput.sh: MODES holds \"$mode\"; the modes are queue, queue-freeze and stock" >&2; exit 2 ;;
+    cuda-l1)  # CUDA-L1's own evaluator, serially, one fresh process per row; CUDA_L1_DEADLINE as STOCK_DEADLINE
+      python3 "$root/bench/cuda_l1_own_eval.py" "$out/pairs.jsonl" "${CUDA_L1_EVAL:?set CUDA_L1_EVAL to the path of eval_cuda.py}" \
+        "$out" --deadline $(( ${CUDA_L1_DEADLINE:-1000000} - SECONDS )) 2>>"$out/log_cuda-l1.txt"
+      continue ;;
+    *) echo "throughput.sh: MODES holds \"$mode\"; the modes are queue, queue-freeze, stock and cuda-l1" >&2; exit 2 ;;
   esac
   # Each path starts with no build cache: a build it needs is a cache miss.
   export CUDAL1_CACHE=$out/cache_$mode
