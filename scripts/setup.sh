@@ -6,12 +6,13 @@
 # tokenizer's Unicode pre-tokenizer patterns, cpp-httplib for
 # the OpenAI-compatible policy's HTTP, GoogleTest),
 # chromium (headless: the bench report's browser test loads the HTML page and reads its console),
-# and clang (the build service's fast path compiles the TUs that include torch with it).
+# clang (the build service's fast path compiles the TUs that include torch with it), and
+# bubblewrap and libseccomp (the sandbox that candidate code runs in).
 set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config
-  nlohmann-json3-dev libcli11-dev libsqlite3-dev libsqlitecpp-dev libssl-dev libcpp-httplib-dev libgtest-dev libpcre2-dev libicu-dev libgloo-dev
+  nlohmann-json3-dev libcli11-dev libsqlite3-dev libsqlitecpp-dev libssl-dev libcpp-httplib-dev libgtest-dev libpcre2-dev libicu-dev libgloo-dev libseccomp-dev bubblewrap
   python3-torch python3-numpy libtorch-dev pybind11-dev python3-dev
   chromium clang
 )

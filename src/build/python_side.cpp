@@ -87,6 +87,9 @@ Capture capture_builds(const CaptureOptions& o) {
     if (fs::exists(d)) ws.limits.hide_dirs.push_back({d, "", ""});
   for (auto& f : o.hide_files)
     if (fs::exists(f)) ws.limits.hide_files.push_back(f);
+  ws.sandbox = SandboxPolicy{.readable = {fs::absolute(o.candidate).string()}, .hidden = o.hide_dirs};
+  if (!o.task.empty()) ws.sandbox->readable.push_back(fs::absolute(o.task).string());
+  for (auto& f : o.hide_files) ws.sandbox->hidden.push_back(f);
   Worker w(ws);
   json req = {{"op", "capture_builds"}, {"candidate", fs::absolute(o.candidate).string()}};
   if (!o.task.empty()) req["task"] = fs::absolute(o.task).string();
@@ -151,6 +154,7 @@ void Preparer::ensure_worker() {
   ws.limits.drop_privileges = true;
   for (auto& d : hide_)
     if (fs::exists(d)) ws.limits.hide_dirs.push_back({d, "", ""});
+  ws.sandbox = SandboxPolicy{.hidden = hide_};
   worker_ = std::make_unique<Worker>(ws);
 }
 

@@ -2,6 +2,8 @@
 
 #include <signal.h>
 
+#include "core/process_tree.h"
+
 namespace cudal1 {
 
 DeviceGate::Hold& DeviceGate::Hold::operator=(Hold&& o) noexcept {
@@ -89,7 +91,13 @@ DeviceGate::Member::Scope::Scope(Member* m) : previous_(tls_member) { tls_member
 DeviceGate::Member::Scope::~Scope() { tls_member = previous_; }
 
 void DeviceGate::signal_groups(const std::set<pid_t>& groups, int sig) {
-  for (pid_t g : groups) ::kill(-g, sig);  // a group that is gone already: ESRCH, nothing to do
+  // The group, and the whole tree under its leader: a sandboxed worker's processes may have
+  // left the group, never the tree (core/process_tree.h). A group that is gone: ESRCH, nothing to do.
+  for (pid_t g : groups) {
+    ::kill(-g, sig);
+    if (sig == SIGSTOP) stop_tree(g);
+    else if (sig == SIGCONT) continue_tree(g);
+  }
 }
 
 bool DeviceGate::exclusive_waiting() {

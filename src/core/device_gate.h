@@ -5,7 +5,7 @@
 //
 // Freezing (DeviceGate(true)): an evaluation's shared holds name its Member, the process groups
 // working for it. An exclusive request then waits only for holds without a member or whose member
-// is not freezable now; the others' processes are stopped (SIGSTOP to each group) while the
+// is not freezable now; the others' processes are stopped (SIGSTOP to each group and process tree) while the
 // exclusive hold lasts and continued after (SIGCONT). A shared stage that lasts long on the CPU
 // (a torch.compile, a lint) no longer keeps every lane from timing until it ends.
 #pragma once

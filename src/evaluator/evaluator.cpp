@@ -193,6 +193,17 @@ void stage_builds(PreparedEvaluation& p) {
 
 }  // namespace
 
+// What the candidate's sandbox lets it read beside its own folder: its source and the inputs
+// the reference wrote. The folders of the protected files (the store: its journal and key
+// files appear beside it) are hidden whole.
+SandboxPolicy candidate_sandbox(const EvalOptions& o, const std::string& candidate_path, const fs::path& inputs) {
+  SandboxPolicy sp;
+  sp.readable = {candidate_path, inputs.string()};
+  for (auto& f : o.protect_files) sp.hidden.push_back(fs::absolute(f).parent_path().string());
+  for (auto& d : o.hidden_dirs) sp.hidden.push_back(d);
+  return sp;
+}
+
 PreparedPtr prepare_evaluation(const EvalOptions& options) {
   auto start = std::chrono::steady_clock::now();
   PreparedPtr p(new PreparedEvaluation(options));
@@ -215,6 +226,10 @@ PreparedPtr prepare_evaluation(const EvalOptions& options) {
   // caller does other work; neither touches the GPU before run_evaluation asks it to.
   WorkerSpec rs{WorkerRole::reference, p->python, p->ref_dir.string(), o.device, {}, {}};
   rs.limits.output_bytes = std::size_t(64) << 20;
+  // Trusted to define the answers, not to touch anything else: a task may be a client's. It
+  // writes the inputs, the expected outputs and the oracle, and reads its own file.
+  rs.sandbox = SandboxPolicy{.writable = {p->shared.string(), p->secret.string(), p->oracle_dir.string()},
+                             .readable = {r.task_path}};
   p->ref = std::make_unique<Worker>(rs);
 
   WorkerSpec& cspec = p->cspec;
@@ -237,6 +252,7 @@ PreparedPtr prepare_evaluation(const EvalOptions& options) {
   cspec.limits.hide_dirs.push_back({p->oracle_dir.string(), "", ""});
   for (auto& f : o.protect_files)
     if (fs::exists(f)) cspec.limits.hide_files.push_back(fs::absolute(f).string());
+  cspec.sandbox = candidate_sandbox(o, r.candidate_path, p->shared);
   stage_builds(*p);
   p->cand = std::make_unique<Worker>(cspec);
   p->prepare_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -416,6 +432,7 @@ EvalResult run_evaluation(PreparedEvaluation& p) {
                "the candidate redefines the task's " + name + "; inputs still come from the task");
   Worker& cand = *cand_ptr;
   Session session{o, ref, o.task_path, int(expected.size()), std::mt19937_64(rng()), {}};
+  session.candidate = cand_ptr.get();
   // The idle check after the timed buckets needs no device: another lane may time meanwhile.
   session.timing_done = [&] { report("idle check", 0.8); };
 
@@ -496,7 +513,10 @@ EvalResult run_evaluation(PreparedEvaluation& p) {
   // 4. Precision: a float32 task must not be computed in reduced precision.
   if (o.precision_check) {
     report("precision", 0.45);
-    check_precision(ref, o, oracle_dir, expected[0], first_actual, r);
+    {
+      OthersStopped stopped(session);
+      check_precision(ref, o, oracle_dir, expected[0], first_actual, r);
+    }
     if (r.has_blocking_flag()) {
       r.status = Status::rejected;
       r.error = "reduced precision in a float32 task: " + r.flags.back().evidence +
@@ -522,6 +542,7 @@ EvalResult run_evaluation(PreparedEvaluation& p) {
       auto first_runtime = r.runtime_ms;
       cand_ptr->shutdown();
       cand_ptr = std::make_unique<Worker>(cspec);
+      session.candidate = cand_ptr.get();
       WorkerReply again = cand_ptr->request(load_request, seconds_to_ms(o.build_timeout_s));
       if (apply_candidate_failure(again, "reloading the candidate in a fresh process", cand_ptr->stderr_tail(), r))
         return finish(r);
@@ -553,6 +574,8 @@ EvalResult run_evaluation(PreparedEvaluation& p) {
     }
   }
   if (o.baselines && r.status == Status::ok && r.speedup.count("eager")) {
+    // Nothing of the candidate may run while the baselines are timed: it is done, so it goes.
+    cand_ptr->shutdown();
     KeyedMutex::Guard one_lane = one_lane_per_task("baselines");
     report("baselines", 0.95);
     add_baselines(o, p.python, env, r, [&] { report("baseline timing", 0.97); });

@@ -68,8 +68,10 @@ struct EvalOptions {
   std::size_t memory_limit_mb = 16384;
   std::size_t output_limit_kb = 4096;  // stdout+stderr of one worker
   // Files the candidate must neither read nor write (the results store, its -wal and -shm):
-  // hidden from its process where mount namespaces are available.
+  // their folders are hidden from its sandbox (sandbox/sandbox.h), with whatever else lies there.
   std::vector<std::string> protect_files;
+  // Folders the candidate must not see at all (a service's files and jobs).
+  std::vector<std::string> hidden_dirs;
   std::function<void(const std::string& stage, double fraction)> progress;
   // Set when other evaluations share the device (a queue's lanes on one GPU): timing and
   // baselines then hold it alone, the other stages share it. Null: no other user is known.

@@ -72,7 +72,7 @@ void verify_calls(Session& s, std::vector<SampledCall>& pool, EvalResult& r) {
     for (auto& smp : c.samples.is_array() ? c.samples : json::array())
       positions.push_back(smp.is_null() ? json() : smp["positions"]);
     json req = {{"op", "sample"}, {"case", c.call["case"]}, {"variant", c.call["variant"]}, {"positions", positions}};
-    json ref = reference_call(s.ref, req, to_ms(s.o.call_timeout_s), s.task).body["samples"];
+    json ref = reference_alone(s, req, to_ms(s.o.call_timeout_s)).body["samples"];
     std::string problem = compare_samples(c.samples, ref, s.o.tolerance);
     if (problem.empty()) continue;
     if (failed++ == 0)
@@ -143,6 +143,38 @@ json make_calls(Session& s, int n) {
   return calls;
 }
 
+OthersStopped::OthersStopped(Session& s) : p_(s.candidate ? &s.candidate->process() : nullptr) {
+  if (p_ && !p_->stop_others()) s.swarm_seen = true;
+}
+
+OthersStopped::~OthersStopped() {
+  if (p_) p_->continue_others();
+}
+
+WorkerReply reference_alone(Session& s, const json& req, milliseconds timeout) {
+  OthersStopped stopped(s);
+  return reference_call(s.ref, req, timeout, s.task);
+}
+
+void check_other_processes(Session& s, Worker& cand, EvalResult& r) {
+  if (s.swarm_seen)
+    r.add_flag("background_process", Severity::block,
+               "the candidate's processes kept starting new ones while the reference ran, faster than they could be stopped");
+  Process& p = cand.process();
+  if (!p.sandboxed() || p.exit_info()) return;
+  // Long enough that a process spinning on a loaded machine shows tens of ms of CPU, short
+  // beside an evaluation; idle pools (torch.compile's, multiprocessing's) use next to none.
+  constexpr double kWatchMs = 400, kLimitMs = 50;
+  double before = p.others_cpu_ms();
+  std::this_thread::sleep_for(microseconds(static_cast<long long>(kWatchMs * 1000)));
+  double used = p.others_cpu_ms() - before;
+  r.statistics["other_processes"] = {{"watch_ms", kWatchMs}, {"cpu_ms", used}};
+  if (used > kLimitMs)
+    r.add_flag("background_process", Severity::block,
+               "processes the candidate started used " + std::to_string(int(used)) + " ms of CPU in " +
+                   std::to_string(int(kWatchMs)) + " ms in which it had no call to run: work kept going between calls");
+}
+
 void apply_guard_evidence(const json& reply, bool threads_count, EvalResult& r) {
   for (auto& name : reply.value("tampered", json::array()))
     r.add_flag("harness_tampered", Severity::block,
@@ -198,7 +230,7 @@ std::optional<Overheads> measure_overheads(Session& s, Worker& cand, const Timin
   auto timeout = to_ms(s.o.call_timeout_s) * (ts.calls + kSettle);
   std::vector<double> ref, mine;
   for (int i = 0; i < kRepeats; ++i) {
-    WorkerReply rr = reference_call(s.ref, empty, timeout, s.task);
+    WorkerReply rr = reference_alone(s, empty, timeout);
     ref.push_back(rr.wall_ms - rr.stalled_ms);
     WorkerReply cr = cand.request(empty, timeout);
     if (apply_candidate_failure(cr, "timed calls", cand.stderr_tail(), r)) return std::nullopt;
@@ -238,7 +270,7 @@ bool time_bucket(Session& s, Worker& cand, const TimingSettings& ts, const Overh
       bucket.cand_wall_ms = rep.wall_ms;
       bucket.cand_stalled_ms = rep.stalled_ms;
     } else {
-      WorkerReply rep = reference_call(s.ref, req, batch_timeout, s.task);
+      WorkerReply rep = reference_alone(s, req, batch_timeout);
       TimedRun::add_idle(rep.body, run.ref_idle_ms, run.ref_idle_cpu_ms);
       const json& recs = rep.body["calls"];
       bucket.ref_ms = field(recs, "device_ms");
@@ -282,7 +314,7 @@ bool measure(Session& s, Worker& cand, EvalResult& r) {
   TimedRun run;
 
   json warm = batch(s, ts.warmup);
-  reference_call(s.ref, warm, call_timeout * (ts.warmup + 1), s.task);
+  reference_alone(s, warm, call_timeout * (ts.warmup + 1));
   WorkerReply cw = cand.request(warm, to_ms(o.build_timeout_s) + call_timeout * ts.warmup);
   if (apply_candidate_failure(cw, "warm-up calls", cand.stderr_tail(), r)) return false;
   apply_guard_evidence(cw.body, false, r);
@@ -354,6 +386,8 @@ bool measure(Session& s, Worker& cand, EvalResult& r) {
   // for more than twice the reference's rate (an honest torch process on the H200 once showed
   // 450 ms in 668 ms: what its runtime's threads do, the reference's do too).
   if (!top_up_idle(s, cand, run, r)) return false;
+  if (s.timing_done && run.topped_up_ms == 0) s.timing_done();
+  check_other_processes(s, cand, r);
   r.statistics["idle"] = {{"wait_ms", run.idle_ms}, {"other_threads_cpu_ms", run.idle_cpu_ms},
                           {"topped_up_ms", run.topped_up_ms},
                           {"reference_wait_ms", run.ref_idle_ms}, {"reference_other_threads_cpu_ms", run.ref_idle_cpu_ms}};

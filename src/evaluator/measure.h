@@ -26,10 +26,36 @@ struct Session {
   // Called when measure() is done with the device and only waits on the candidate's idle
   // threads (top_up_idle): the device need not stay held alone meanwhile. May be empty.
   std::function<void()> timing_done;
+  // The candidate whose other processes are stopped while the reference runs; may be null.
+  Worker* candidate = nullptr;
+  bool swarm_seen = false;  // they kept multiplying when told to stop
 };
+
+// While it lives, every process the candidate started beside its worker is stopped (SIGSTOP to
+// its sandbox's process tree); a candidate whose processes kept multiplying is remembered.
+class OthersStopped {
+ public:
+  explicit OthersStopped(Session& s);
+  ~OthersStopped();
+  OthersStopped(const OthersStopped&) = delete;
+  OthersStopped& operator=(const OthersStopped&) = delete;
+
+ private:
+  Process* p_;
+};
+
+// The reference's call, with every process the candidate started beside its worker stopped
+// meanwhile: nothing it runs can take the reference's CPU or GPU while the reference is
+// measured or checked. Throws as reference_call does.
+WorkerReply reference_alone(Session& s, const json& req, std::chrono::milliseconds timeout);
 
 // A batch of `n` calls: random cases, fresh variant seeds, rotating slots.
 json make_calls(Session& s, int n);
+
+// The candidate's other processes, watched with nothing stopped while it waits between calls:
+// CPU they use then is work done outside the timed calls (background_process, blocking). Also
+// flags a candidate whose processes kept multiplying while the reference ran.
+void check_other_processes(Session& s, Worker& cand, EvalResult& r);
 
 // The evidence every candidate reply carries: harness functions replaced (harness_tampered),
 // introspection (introspection) and, when `threads_count`, threads a call left running

@@ -73,6 +73,8 @@ LintGrid lint_probe(const LintOptions& o) {
   WorkerSpec spec{WorkerRole::reference, python, home.string(), o.device, {}, {}};
   spec.limits.output_bytes = std::size_t(64) << 20;
   spec.limits.memory_bytes = o.memory_limit_mb << 20;
+  // A task file is code from outside too (a client's, a kernel set's): it runs confined.
+  spec.sandbox = SandboxPolicy{.writable = {outputs.string()}, .readable = {fs::absolute(o.task_path).string()}};
   Worker worker(spec);
   json inits = json::array(), draws = json::array();
   LintGrid g;

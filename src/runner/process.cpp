@@ -15,14 +15,27 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <grp.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+
 #include <cerrno>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <future>
 #include <mutex>
 #include <set>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "core/error.h"
+#include "core/process_tree.h"
+#include "sandbox/seccomp.h"
 
 extern char** environ;
 
@@ -63,10 +76,25 @@ bool make_dirs(char* path, std::size_t prefix) {
   return mkdir(path, 0755) == 0 || errno == EEXIST;
 }
 
+// What the child does besides exec, all decided before fork().
+struct ChildSetup {
+  pid_t parent = 0;          // the parent-death signal is armed only while this is our parent
+  int sandbox_fds[2] = {-1, -1};  // for bwrap: the seccomp program (-> fd 5), its info pipe (-> fd 6)
+  // The fallback sandbox, done by the child itself:
+  bool fallback = false;
+  uid_t uid = 0;             // switched to when switch_uid
+  bool switch_uid = false;
+  rlim_t nproc = 0;          // RLIMIT_NPROC for that uid; 0: unchanged
+  sock_fprog filter{};       // the seccomp program, loaded last
+};
+
 // The child side of fork(): only async-signal-safe calls from here to execve.
-[[noreturn]] void exec_child(const ProcessSpec& spec, char* const* argv, char* const* envp,
+[[noreturn]] void exec_child(const ProcessSpec& spec, const ChildSetup& cs, char* const* argv, char* const* envp,
                              int req_r, int rep_w, int out_w, int err_w, int status_w) {
   setsid();
+  // Dies with the parent (the fork ran on the parent's spawner thread, which lives as long as it).
+  prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  if (getppid() != cs.parent) _exit(127);
   // A mask survives execve: signals the parent blocks for its own reasons (serve waits for SIGTERM
   // on one thread) must still reach the child.
   sigset_t none;
@@ -74,14 +102,17 @@ bool make_dirs(char* path, std::size_t prefix) {
   sigprocmask(SIG_SETMASK, &none, nullptr);
   int devnull = open("/dev/null", O_RDONLY);
   // Move the pipes to fds above 10 first so the dup2s below cannot clobber each other.
-  int fds[4] = {req_r, rep_w, out_w, err_w};
-  for (int& f : fds) f = fcntl(f, F_DUPFD, 10);
+  int fds[6] = {req_r, rep_w, out_w, err_w, cs.sandbox_fds[0], cs.sandbox_fds[1]};
+  for (int& f : fds)
+    if (f >= 0) f = fcntl(f, F_DUPFD, 10);
   dup2(devnull, 0);
   dup2(fds[2], 1);
   dup2(fds[3], 2);
   dup2(fds[0], 3);
   dup2(fds[1], 4);
-  for (int f = 5; f < 1024; ++f)
+  if (fds[4] >= 0) dup2(fds[4], 5);  // dup2 clears close-on-exec: bwrap reads them
+  if (fds[5] >= 0) dup2(fds[5], 6);
+  for (int f = fds[4] >= 0 ? 7 : 5; f < 1024; ++f)
     if (f != status_w) close(f);
 
   struct rlimit core = {0, 0};
@@ -92,7 +123,7 @@ bool make_dirs(char* path, std::size_t prefix) {
     setrlimit(RLIMIT_AS, &as);
   }
   const ProcessLimits& l = spec.limits;
-  if (!l.hide_dirs.empty() || !l.hide_files.empty()) {
+  if ((!l.hide_dirs.empty() || !l.hide_files.empty()) && cs.sandbox_fds[0] < 0) {
     // Done while still privileged; once capabilities are dropped nothing can be unmounted.
     // Paths were built before fork(): only string reads and system calls here.
     if (unshare(CLONE_NEWNS) == 0 && mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0) {
@@ -117,15 +148,36 @@ bool make_dirs(char* path, std::size_t prefix) {
       for (auto& f : l.hide_files) mount("/dev/null", f.c_str(), nullptr, MS_BIND, nullptr);
     }
   }
-  if (spec.limits.drop_privileges) {
-    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-    // Root regains every capability in the bounding set at execve, so empty that set too.
+  if (cs.nproc) {
+    struct rlimit np = {cs.nproc, cs.nproc};
+    setrlimit(RLIMIT_NPROC, &np);
+  }
+  bool drop = (spec.limits.drop_privileges && cs.sandbox_fds[0] < 0) || cs.fallback;  // bwrap needs them to build the sandbox
+  // Root regains every capability in the bounding set at execve, so empty that set too, while
+  // CAP_SETPCAP is still held.
+  if (drop)
     for (int cap = 0; cap <= 63; ++cap) prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
+  if (cs.switch_uid) {
+    gid_t g = gid_t(cs.uid);
+    if (setgroups(0, nullptr) != 0 || setresgid(g, g, g) != 0 || setresuid(cs.uid, cs.uid, cs.uid) != 0) {
+      int e = errno;
+      (void)!write(status_w, &e, sizeof e);
+      _exit(127);
+    }
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);  // a uid change clears it
+  }
+  if (drop) {
+    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
     struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
     struct __user_cap_data_struct data[2] = {};
     syscall(SYS_capset, &hdr, data);
   }
   if (!spec.cwd.empty() && chdir(spec.cwd.c_str()) != 0) {
+    int e = errno;
+    (void)!write(status_w, &e, sizeof e);
+    _exit(127);
+  }
+  if (cs.filter.len && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &cs.filter, 0, 0) != 0) {
     int e = errno;
     (void)!write(status_w, &e, sizeof e);
     _exit(127);
@@ -136,41 +188,57 @@ bool make_dirs(char* path, std::size_t prefix) {
   _exit(127);
 }
 
+// The thread every child is forked on. It never ends, so a child's parent-death signal fires
+// only when the whole parent goes (a lane thread that forked a worker may end before it).
+class Spawner {
+ public:
+  static Spawner& instance() {
+    static Spawner* s = new Spawner();  // never destroyed: children may be forked until exit
+    return *s;
+  }
+  pid_t fork_with(const std::function<pid_t()>& fork_fn) {
+    std::packaged_task<pid_t()> task(fork_fn);
+    auto result = task.get_future();
+    {
+      std::lock_guard<std::mutex> l(m_);
+      queue_.push_back(std::move(task));
+    }
+    cv_.notify_one();
+    return result.get();
+  }
+
+ private:
+  Spawner() { std::thread([this] { run(); }).detach(); }
+  [[noreturn]] void run() {
+    for (;;) {
+      std::unique_lock<std::mutex> l(m_);
+      cv_.wait(l, [&] { return !queue_.empty(); });
+      auto task = std::move(queue_.front());
+      queue_.pop_front();
+      l.unlock();
+      task();
+    }
+  }
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::deque<std::packaged_task<pid_t()>> queue_;
+};
+
+// Folders a sandboxed child writes, given to its uid (the parent made them as itself).
+void give_to_uid(const std::string& path, uid_t uid) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (path.empty() || !fs::exists(path, ec)) return;
+  if (lchown(path.c_str(), uid, gid_t(uid)) != 0) return;
+  if (!fs::is_directory(path, ec) || fs::is_symlink(path, ec)) return;
+  for (auto it = fs::recursive_directory_iterator(path, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+    (void)!lchown(it->path().c_str(), uid, gid_t(uid));
+}
+
 std::string signal_name(int sig) {
   const char* abbrev = sigabbrev_np(sig);
   return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
-}
-
-// A small /proc file, or "" when it cannot be read. Plain read(2): the process may exit while
-// we read, and libstdc++'s streams throw on the resulting ESRCH.
-std::string read_proc_file(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {};
-  char buf[4096];
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
-}
-
-// Every pid whose parent is `parent` (from /proc/<pid>/stat).
-std::vector<pid_t> children_of(pid_t parent) {
-  std::vector<pid_t> out;
-  DIR* d = opendir("/proc");
-  if (!d) return out;
-  while (dirent* e = readdir(d)) {
-    char* end = nullptr;
-    long pid = std::strtol(e->d_name, &end, 10);
-    if (!end || *end || pid <= 0) continue;
-    std::string content = read_proc_file("/proc/" + std::string(e->d_name) + "/stat");
-    auto close_paren = content.rfind(')');
-    if (close_paren == std::string::npos) continue;
-    char state = 0;
-    int ppid = 0;
-    if (sscanf(content.c_str() + close_paren + 1, " %c %d", &state, &ppid) == 2 && ppid == parent)
-      out.push_back(static_cast<pid_t>(pid));
-  }
-  closedir(d);
-  return out;
 }
 
 // Kills and reaps children of ours that no live Process owns: orphans a candidate left behind.
@@ -210,7 +278,46 @@ Process::Process(const ProcessSpec& spec) : limits_(spec.limits) {
   if (spec.argv.empty()) throw Error(ErrorKind::internal, "Process started with no argv");
 
   // Everything the child needs is built before fork(): no allocation after it.
+  ChildSetup cs;
+  cs.parent = getpid();
   std::vector<std::string> argv_s = spec.argv;
+  int seccomp_fd = -1, info[2] = {-1, -1};
+  std::string filter;  // the fallback's seccomp program; cs.filter points into it
+  if (spec.sandbox) {
+    const SandboxSupport& support = sandbox_support();
+    uid_ = std::make_unique<SandboxUid>();
+    uid_t uid = uid_->uid();
+    if (uid != geteuid()) {
+      give_to_uid(spec.sandbox->scratch, uid);
+      for (auto& w : spec.sandbox->writable) give_to_uid(w, uid);
+      // Threads count too (torch starts one per core, inductor a pool): generous, but a fork
+      // bomb stops here, and only this sandbox's uid is counted.
+      cs.nproc = rlim_t(std::max(4096L, 64L * sysconf(_SC_NPROCESSORS_ONLN)));
+    }
+    if (support.kind == SandboxKind::namespaces) {
+      sandbox_ = Sandboxed::namespaces;
+      seccomp_fd = seccomp_program_fd();
+      if (pipe2(info, O_CLOEXEC) != 0) {
+        close(seccomp_fd);
+        throw Error(ErrorKind::runner, std::string("cannot create pipes: ") + strerror(errno));
+      }
+      argv_s = sandbox_command(*spec.sandbox, uid, spec.argv, 5, 6);
+      if (const char* t = std::getenv("CUDAL1_SANDBOX_TRACE"); t && *t == '1') {
+        std::string line = "sandbox:";
+        for (auto& a : argv_s) line += " " + a;
+        std::fprintf(stderr, "%s\n", line.c_str());
+      }
+      cs.sandbox_fds[0] = seccomp_fd, cs.sandbox_fds[1] = info[1];
+    } else {
+      sandbox_ = Sandboxed::fallback;
+      cs.fallback = true;
+      cs.switch_uid = uid != geteuid();
+      cs.uid = uid;
+      filter = seccomp_program();
+      cs.filter.len = static_cast<unsigned short>(filter.size() / sizeof(sock_filter));
+      cs.filter.filter = reinterpret_cast<sock_filter*>(filter.data());
+    }
+  }
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -240,18 +347,23 @@ Process::Process(const ProcessSpec& spec) : limits_(spec.limits) {
 
   // The registry lock is held across fork so no orphan scan can mistake the new child.
   std::unique_lock<std::mutex> lock(g_live_mutex);
-  pid_ = fork();
+  pid_ = Spawner::instance().fork_with([&]() -> pid_t {
+    pid_t p = fork();
+    if (p == 0) exec_child(spec, cs, argv.data(), envp.data(), req[0], rep[1], out[1], err[1], status[1]);
+    return p;
+  });
   if (pid_ < 0) throw Error(ErrorKind::runner, std::string("fork failed: ") + strerror(errno));
-  if (pid_ == 0)
-    exec_child(spec, argv.data(), envp.data(), req[0], rep[1], out[1], err[1], status[1]);
   g_live.insert(pid_);
   lock.unlock();
+  main_pid_ = pid_;
 
   close(req[0]);
   close(rep[1]);
   close(out[1]);
   close(err[1]);
   close(status[1]);
+  if (seccomp_fd >= 0) close(seccomp_fd);
+  if (info[1] >= 0) close(info[1]);
   req_fd_ = req[1];
   rep_fd_ = rep[0];
   out_fd_ = out[0];
@@ -264,11 +376,82 @@ Process::Process(const ProcessSpec& spec) : limits_(spec.limits) {
   ssize_t n = read(status[0], &child_errno, sizeof child_errno);
   close(status[0]);
   if (n == sizeof child_errno) {
+    if (info[0] >= 0) close(info[0]);
     kill_all();
     throw Error(ErrorKind::runner,
-                "cannot start " + spec.argv[0] + ": " + strerror(child_errno),
-                "check that the program exists and is executable");
+                "cannot start " + argv_s[0] + ": " + strerror(child_errno),
+                sandboxed() ? "check the sandbox: scripts/sandbox_probe.sh says what this machine allows"
+                            : "check that the program exists and is executable");
   }
+  if (info[0] >= 0) find_main_pid(info[0]);
+}
+
+void Process::find_main_pid(int info_fd) {
+  // bwrap writes {"child-pid": N} once the namespaces exist; N is the sandbox's init, whose one
+  // child becomes the program. A bwrap that fails writes nothing: read_line then reports its exit.
+  std::string text;
+  char buf[1024];
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
+    pollfd p{info_fd, POLLIN, 0};
+    if (poll(&p, 1, 100) < 0 && errno != EINTR) break;
+    ssize_t n = p.revents ? read(info_fd, buf, sizeof buf) : -1;
+    if (n > 0) text.append(buf, std::size_t(n));
+    if (n == 0 || reap(false)) break;
+    if (text.find('}') != std::string::npos) break;
+  }
+  close(info_fd);
+  pid_t init = 0;
+  try {
+    init = nlohmann::json::parse(text).value("child-pid", 0);
+  } catch (const std::exception&) {
+    return;
+  }
+  for (int i = 0; init > 0 && i < 2000 && !exit_; ++i) {
+    auto kids = children_of(init);
+    if (!kids.empty()) {
+      main_pid_ = kids.front();
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+std::vector<pid_t> Process::sandbox_processes() const {
+  std::vector<pid_t> all = process_tree(pid_);
+  if (sandbox_ == Sandboxed::fallback && uid_ && uid_->uid() != geteuid()) {
+    std::set<pid_t> seen(all.begin(), all.end());
+    for (pid_t p : processes_of_uid(uid_->uid()))
+      if (seen.insert(p).second) all.push_back(p);
+  }
+  return all;
+}
+
+bool Process::stop_others() {
+  if (!sandboxed() || exit_) return true;
+  bool stopped = stop_tree(pid_, main_pid_);
+  if (sandbox_ == Sandboxed::fallback && uid_ && uid_->uid() != geteuid())
+    for (pid_t p : processes_of_uid(uid_->uid()))
+      if (p != main_pid_) stopped &= stop_tree(p, main_pid_);
+  return stopped;
+}
+
+void Process::continue_others() {
+  if (!sandboxed() || exit_) return;
+  for (pid_t p : sandbox_processes()) kill(p, SIGCONT);
+}
+
+double Process::others_cpu_ms() const {
+  if (!sandboxed()) return 0;
+  double total = tree_cpu_ms(pid_, main_pid_);
+  if (sandbox_ == Sandboxed::fallback && uid_ && uid_->uid() != geteuid()) {
+    auto tree = process_tree(pid_);
+    std::set<pid_t> in_tree(tree.begin(), tree.end());
+    for (pid_t p : processes_of_uid(uid_->uid()))
+      if (!in_tree.count(p))
+        if (auto st = read_proc_stat(p)) total += st->cpu_ms + st->children_cpu_ms;
+  }
+  return total;
 }
 
 Process::~Process() { kill_all(); }
@@ -308,7 +491,12 @@ bool Process::reap(bool block) {
   pid_t r = waitpid(pid_, &status, block ? 0 : WNOHANG);
   if (r != pid_) return false;
   ExitInfo info;
-  if (WIFEXITED(status)) {
+  if (WIFEXITED(status) && sandbox_ == Sandboxed::namespaces && WEXITSTATUS(status) > 128 &&
+      WEXITSTATUS(status) <= 128 + 64) {
+    // bwrap reports a program killed by signal N as exit status 128 + N.
+    info.signaled = true;
+    info.signal = WEXITSTATUS(status) - 128;
+  } else if (WIFEXITED(status)) {
     info.exited = true;
     info.exit_code = WEXITSTATUS(status);
   } else if (WIFSIGNALED(status)) {
@@ -323,10 +511,16 @@ bool Process::reap(bool block) {
 
 bool Process::check_memory() {
   if (!limits_.memory_bytes || exit_) return true;
-  std::string statm = read_proc_file("/proc/" + std::to_string(pid_) + "/statm");
-  unsigned long size_pages = 0, rss_pages = 0;
-  if (sscanf(statm.c_str(), "%lu %lu", &size_pages, &rss_pages) != 2) return true;
-  std::size_t rss = rss_pages * static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  // A sandbox's limit holds for all of it: helpers it starts share the budget.
+  std::size_t rss = 0;
+  if (sandboxed()) {
+    for (pid_t p : sandbox_processes())
+      if (auto st = read_proc_stat(p)) rss += st->rss_bytes;
+  } else if (auto st = read_proc_stat(pid_)) {
+    rss = st->rss_bytes;
+  } else {
+    return true;
+  }
   if (rss > peak_rss_) peak_rss_ = rss;
   return rss <= limits_.memory_bytes;
 }
@@ -391,6 +585,20 @@ WaitOutcome Process::read_line(std::chrono::milliseconds timeout, std::string& l
 }
 
 void Process::kill_all() {
+  if (sandboxed() && pid_ > 0) {
+    // Its processes in whatever session or group they moved to; a namespace's all go with its
+    // first process, the fallback's are found by their uid.
+    for (pid_t p : sandbox_processes())
+      if (p != pid_) kill(p, SIGKILL);
+    kill_tree(pid_);
+    if (sandbox_ == Sandboxed::fallback && uid_ && uid_->uid() != geteuid())
+      for (int pass = 0; pass < 20; ++pass) {
+        auto left = processes_of_uid(uid_->uid());
+        if (left.empty()) break;
+        for (pid_t p : left) kill(p, SIGKILL);
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      }
+  }
   if (pid_ > 0 && !exit_) {
     kill(-pid_, SIGKILL);
     kill(pid_, SIGKILL);

@@ -5,6 +5,12 @@
 // stderr are drained into bounded buffers, never onto the tool's own stdout. The parent watches
 // for replies, exit, output floods and memory use with one poll loop, and kills the child, its
 // group and any orphans it re-parented to us (we are a child subreaper) when done.
+//
+// Every child is forked by one long-lived thread of the parent and gets SIGKILL when the parent
+// dies (the kernel's parent-death signal belongs to the forking thread, and lane threads come
+// and go). A child with a sandbox (sandbox/sandbox.h) runs confined; then its pid() is the
+// sandbox's outermost process, main_pid() the program's own, and everything it starts is one
+// process tree, measured and stopped as a whole.
 #pragma once
 
 #include <sys/types.h>
@@ -13,9 +19,12 @@
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "sandbox/sandbox.h"
 
 namespace cudal1 {
 
@@ -48,6 +57,10 @@ struct ProcessSpec {
   std::vector<std::string> env_allow_prefixes;
   std::string cwd;
   ProcessLimits limits;
+  // Runs the program confined (code from outside). Its scratch and writable folders are given to
+  // the sandbox's uid first. limits.hide_* and drop_privileges then do not apply: the sandbox
+  // hides and drops more.
+  std::optional<SandboxPolicy> sandbox;
 };
 
 // What waiting for a reply line ended with.
@@ -69,6 +82,15 @@ class Process {
   Process& operator=(const Process&) = delete;
 
   pid_t pid() const { return pid_; }
+  // The program's own process: the same as pid() unless sandboxed.
+  pid_t main_pid() const { return main_pid_; }
+  bool sandboxed() const { return sandbox_ != Sandboxed::no; }
+  // Of a sandboxed child: every process it started beside the program itself, stopped (false:
+  // they kept multiplying) or continued; their CPU time so far in ms (those gone too, as far as
+  // their parents reaped them).
+  bool stop_others();
+  void continue_others();
+  double others_cpu_ms() const;
 
   // Writes one line (a '\n' is added) to the child's fd 3. False if the child is gone.
   bool send_line(const std::string& line);
@@ -95,8 +117,13 @@ class Process {
   void drain(int fd, std::string& tail);
   bool reap(bool block);
   bool check_memory();
+  void find_main_pid(int info_fd);
+  std::vector<pid_t> sandbox_processes() const;
 
-  pid_t pid_ = -1;
+  enum class Sandboxed { no, namespaces, fallback };
+  Sandboxed sandbox_ = Sandboxed::no;
+  std::unique_ptr<SandboxUid> uid_;
+  pid_t pid_ = -1, main_pid_ = -1;
   int req_fd_ = -1, rep_fd_ = -1, out_fd_ = -1, err_fd_ = -1;
   std::function<std::chrono::nanoseconds()> frozen_clock_;
   std::string pending_;  // reply bytes after the last full line

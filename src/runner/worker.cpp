@@ -43,6 +43,16 @@ Worker::Worker(const WorkerSpec& spec)
                            "TORCHINDUCTOR_", "TRITON_", "PYTORCH_", "CUDNN_", "CUBLAS_", "MAX_JOBS",
                            "CC", "CXX", "OMP_", "KMP_", "GOMP_", "MKL_", "OPENBLAS_", "NCCL_",
                            "TORCH_SYMM_MEM_", "NVSHMEM_", "HIP_", "ROCR_", "HSA_"};
+  if (spec.sandbox) {
+    SandboxPolicy sp = *spec.sandbox;
+    if (sp.scratch.empty()) sp.scratch = spec.workdir;
+    for (auto& p : python_paths(spec.python)) sp.readable.push_back(p);
+    sp.readable.push_back(python_worker_dir().string());
+    if (!spec.extensions_dir.empty() && spec.extensions_dir.rfind(spec.workdir, 0) != 0)
+      sp.writable.push_back(spec.extensions_dir);
+    sp.gpu = spec.device.rfind("cuda", 0) == 0;
+    ps.sandbox = std::move(sp);
+  }
   process_ = std::make_unique<Process>(ps);
   join(DeviceGate::Member::current());
   std::random_device rd;
@@ -52,7 +62,7 @@ Worker::Worker(const WorkerSpec& spec)
 
 WorkerReply Worker::request(const json& req, std::chrono::milliseconds timeout) {
   WorkerReply reply{WorkerReply::Kind::ok, {}, 0, 0, {}};
-  auto delay_before = run_queue_delay_ms(process_->pid());
+  auto delay_before = run_queue_delay_ms(process_->main_pid());
   auto start = std::chrono::steady_clock::now();
   std::string line;
   WaitOutcome outcome = WaitOutcome::exited;
@@ -60,7 +70,7 @@ WorkerReply Worker::request(const json& req, std::chrono::milliseconds timeout) 
   else process_->kill_all();
   reply.wall_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  auto delay_after = run_queue_delay_ms(process_->pid());
+  auto delay_after = run_queue_delay_ms(process_->main_pid());
   if (delay_before && delay_after) reply.stalled_ms = std::max(0.0, *delay_after - *delay_before);
 
   auto op = req.value("op", std::string("?"));

@@ -28,6 +28,9 @@ struct WorkerSpec {
   std::string device;       // "cpu", "cuda", "cuda:1"
   std::string extensions_dir;  // TORCH_EXTENSIONS_DIR; empty: inside workdir (never reused)
   ProcessLimits limits;
+  // Confined (code from outside): the workdir is its scratch; the interpreter's own paths and
+  // the worker scripts are added to what it may read.
+  std::optional<SandboxPolicy> sandbox;
 };
 
 // How a request ended, from the parent's point of view.
