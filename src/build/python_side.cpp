@@ -185,8 +185,8 @@ json Preparer::call(const json& req, double timeout_s) {
 
 Prepared Preparer::prepare(const json& spec, const std::string& module, const std::string& arch_list) {
   std::lock_guard<std::mutex> lock(mutex_);
+  // Made by the worker, which runs as its sandbox's uid: a folder made here would not be its.
   fs::path out = dir_ / ("prep-" + std::to_string(requests_++));
-  fs::create_directories(out);
   json rep;
   try {
     rep = call({{"op", "prepare_build"}, {"spec", spec}, {"module", module}, {"arch_list", arch_list}, {"out_dir", out.string()}}, 120);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -83,8 +84,25 @@ std::vector<std::string> mount_options(const MountPlan& plan) {
   }
   std::sort(steps.begin(), steps.end());
   std::vector<std::string> args, tmpfs;
+  std::map<std::string, bool> mounted;  // path -> whether a tmpfs (else a bind of the real thing)
+  std::set<std::string> made;
+  // bwrap makes the folders on the way to a mount point inside a tmpfs with mode 0700, which a
+  // switched uid cannot walk through: they are made first, open to all (they hold nothing).
+  auto make_way = [&](const std::string& path) {
+    std::string deepest;
+    for (auto& [m, is_tmpfs] : mounted)
+      if (m != path && is_under(path, m) && m.size() > deepest.size()) deepest = m;
+    if (deepest.empty() || !mounted[deepest]) return;
+    std::vector<std::string> way;
+    for (fs::path a = fs::path(path).parent_path(); a.string().size() > deepest.size(); a = a.parent_path())
+      way.push_back(a.string());
+    for (auto it = way.rbegin(); it != way.rend(); ++it)
+      if (made.insert(*it).second) args.insert(args.end(), {"--perms", "0755", "--dir", *it});
+  };
   for (auto& [d, order, path, hide, writable] : steps) {
     std::error_code ec;
+    make_way(path);
+    mounted[path] = hide && fs::is_directory(path, ec);
     if (hide && fs::is_directory(path, ec)) {
       args.insert(args.end(), {"--tmpfs", path});
       tmpfs.push_back(path);

@@ -231,6 +231,7 @@ def prepare(spec, module, arch_list, out_dir):
     again = canonical_spec((), dict(kwargs, name=spec["name"]))
     if arch_list:
         os.environ["TORCH_CUDA_ARCH_LIST"] = arch_list
+    os.makedirs(out_dir, exist_ok=True)
 
     def written(*args, **kw):
         raise _Written()

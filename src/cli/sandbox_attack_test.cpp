@@ -1,0 +1,155 @@
+// Attacks on what lies outside the candidate's sandbox, made through the CLI as a user runs it:
+// the candidate knows every path (the store, the task file) and tries to forge, overwrite and
+// outlive. Each test shows the attempt changed nothing.
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <nlohmann/json.hpp>
+
+#include "core/hash.h"
+#include "core/process_tree.h"
+#include "evaluator/fixture_cases.h"
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct Workspace {
+  fs::path root = fs::temp_directory_path() / ("cudal1-attack-" + std::to_string(getpid()) + "-" +
+                                               ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  fs::path store_dir = root / "store", db = store_dir / "results.db", task = root / "task.py",
+           scratch = root / "scratch";
+  Workspace() {
+    fs::remove_all(root);
+    fs::create_directories(store_dir);
+    fs::create_directories(scratch);
+    fs::copy_file(cudal1::fixtures_dir() / "tasks" / "scale_add.py", task);
+  }
+  ~Workspace() { fs::remove_all(root); }
+  fs::path candidate(const std::string& name, const std::string& import_time_code, const std::string& forward_prefix = "") {
+    fs::path p = root / name;
+    std::ofstream(p) << "import os, sys\nimport torch\nimport torch.nn as nn\n" << import_time_code
+                     << "\nclass ModelNew(nn.Module):\n    def __init__(self, scale):\n        super().__init__()\n"
+                        "        self.scale = scale\n\n    def forward(self, x, y):\n"
+                     << forward_prefix << "        return x * self.scale + y\n";
+    return p;
+  }
+  // `cudal1 eval` with this workspace's store and scratch; returns the exit status and stdout.
+  std::pair<int, std::string> eval(const fs::path& cand) {
+    std::string cmd = "CUDAL1_SCRATCH=" + scratch.string() + " " + CUDAL1_BINARY + " eval --json --db " + db.string() +
+                      " --task " + task.string() + " --candidate " + cand.string() +
+                      " --buckets 3 --calls 3 --build-timeout 60 --call-timeout 30 2>" + (root / "err.txt").string();
+    FILE* p = popen(cmd.c_str(), "r");
+    std::string out;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    int status = pclose(p);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  }
+};
+
+// Every process whose command line holds `marker`, or whose working folder lies under `dir`.
+std::vector<pid_t> processes_marked(const std::string& marker, const fs::path& dir) {
+  std::vector<pid_t> out;
+  for (auto& e : fs::directory_iterator("/proc")) {
+    std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmd = slurp(e.path() / "cmdline");
+    std::error_code ec;
+    fs::path cwd = fs::read_symlink(e.path() / "cwd", ec);
+    bool under = !ec && cwd.string().rfind(dir.string(), 0) == 0;
+    auto st = cudal1::read_proc_stat(std::stoi(name));
+    if (st && st->state == 'Z') continue;
+    if (cmd.find(marker) != std::string::npos || under) out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+TEST(SandboxAttack, ForgingTheStoreAndOverwritingTheTaskChangeNothing) {
+  Workspace w;
+  std::string task_before = slurp(w.task);
+  // The attack, run at import (so in the build service's capture worker too): a forged verdict
+  // row, a raw write into the database file, a file beside the store, and a reference replaced by
+  // one that returns zeros.
+  std::string attack = "import sqlite3\n"
+                       "DB, TASK = " + json(w.db.string()).dump() + ", " + json(w.task.string()).dump() + "\n"
+                       "def attempt(fn):\n    try:\n        fn()\n    except Exception:\n        pass\n"
+                       "attempt(lambda: sqlite3.connect(DB).executescript('CREATE TABLE forged(x); INSERT INTO forged VALUES (50);'))\n"
+                       "attempt(lambda: open(DB, 'r+b').write(b'forged'))\n"
+                       "attempt(lambda: open(os.path.dirname(DB) + '/planted', 'w').write('x'))\n"
+                       "attempt(lambda: open(TASK, 'w').write(open(TASK).read().replace('x * self.scale + y', 'torch.zeros_like(x)')))\n";
+  auto [code, out] = w.eval(w.candidate("forger.py", attack));
+  ASSERT_EQ(code, 0) << slurp(w.root / "err.txt");
+  json r = json::parse(out);
+  EXPECT_EQ(r["status"], "ok") << out;
+  EXPECT_TRUE(r["accepted"].get<bool>());
+  EXPECT_EQ(slurp(w.task), task_before) << "the task file was overwritten";
+  EXPECT_FALSE(fs::exists(w.store_dir / "planted"));
+  SQLite::Database db(w.db.string());
+  EXPECT_FALSE(db.tableExists("forged"));
+  EXPECT_EQ(db.execAndGet("PRAGMA integrity_check").getString(), "ok");
+  auto [code2, out2] = w.eval(w.candidate("zeros.py", "", "        return torch.zeros_like(x)\n"));
+  EXPECT_EQ(json::parse(out2)["status"], "incorrect") << "the reference still computes x * scale + y";
+}
+
+// kill -9 of `cudal1 eval` while the candidate hangs in its first call, with a helper in a
+// session of its own: nothing of the evaluation is left 5 s later.
+TEST(SandboxAttack, KillNineOfEvalLeavesNoProcessBehind) {
+  Workspace w;
+  std::string marker = "cudal1-orphan-marker-" + std::to_string(getpid());
+  fs::path cand = w.candidate(
+      "hang.py",
+      "import subprocess, time\n"
+      "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(1000)', " + json(marker).dump() +
+          "], start_new_session=True)\n",
+      "        import time\n        time.sleep(1000)\n");
+  pid_t cli = fork();
+  if (cli == 0) {
+    setenv("CUDAL1_SCRATCH", w.scratch.c_str(), 1);
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    dup2(devnull, 2);
+    execl(CUDAL1_BINARY, CUDAL1_BINARY, "eval", "--db", w.db.c_str(), "--task", w.task.c_str(), "--candidate",
+          cand.c_str(), "--call-timeout", "600", "--build-timeout", "600", nullptr);
+    _exit(127);
+  }
+  // Its helper runs once the candidate has imported; the first call follows at once.
+  bool started = false;
+  for (int i = 0; i < 600 && !started; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    for (pid_t p : processes_marked(marker, "/nonexistent"))
+      if (slurp("/proc/" + std::to_string(p) + "/cmdline").rfind("/", 0) == 0) started = true;
+  }
+  ASSERT_TRUE(started) << "the candidate never started its helper";
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  ASSERT_FALSE(processes_marked(marker, w.scratch).empty());
+  kill(cli, SIGKILL);
+  waitpid(cli, nullptr, 0);
+  std::this_thread::sleep_for(std::chrono::seconds(5));
+  auto left = processes_marked(marker, w.scratch);
+  std::string listing;
+  for (pid_t p : left) listing += "\n  " + std::to_string(p) + ": " + slurp("/proc/" + std::to_string(p) + "/cmdline");
+  EXPECT_TRUE(left.empty()) << "left behind:" << listing;
+  for (pid_t p : left) kill(p, SIGKILL);
+}
+
+}  // namespace
