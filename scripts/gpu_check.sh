@@ -46,6 +46,20 @@ if [ -z "${CUDAL1_CLANG:-}" ] && { compgen -G ".clang/*.deb" >/dev/null || [ -x 
   fi
 fi
 
+# Debian's bubblewrap, carried as a .deb (scripts/fetch_bwrap.sh): the sandbox every worker that
+# runs code from outside starts in (docs/defences.md). Without it the sandbox falls back, and
+# says so in every result's provenance.
+if [ -z "${CUDAL1_BWRAP:-}" ] && ! command -v bwrap >/dev/null && compgen -G ".bwrap/*.deb" >/dev/null; then
+  if [ ! -x .bwrap-root/usr/bin/bwrap ]; then
+    mkdir -p .bwrap-root
+    for f in .bwrap/*.deb; do
+      if command -v dpkg-deb >/dev/null; then dpkg-deb -x "$f" .bwrap-root; else ar p "$f" data.tar.xz | tar -xJ -C .bwrap-root; fi ||
+        echo "gpu_check: could not unpack $f" >&2
+    done
+  fi
+  [ -x .bwrap-root/usr/bin/bwrap ] && export CUDAL1_BWRAP=$root/.bwrap-root/usr/bin/bwrap
+fi
+
 # A carried build serves when it has what the stages run: the GPU tests' binary only for the
 # stages that run them (a call's carry is limited, so the others may leave it behind).
 bin=
@@ -67,6 +81,7 @@ export MAX_JOBS=${MAX_JOBS:-4}
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
   python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
   echo "host compilers: $(c++ --version | head -1); clang: $([ -n "${CUDAL1_CLANG:-}" ] && "$CUDAL1_CLANG" --version | head -1 || echo none)"
+  echo "sandbox: $(bash scripts/sandbox_probe.sh "${CUDAL1_BWRAP:-}" | grep -c '^yes') checks pass, $(bash scripts/sandbox_probe.sh "${CUDAL1_BWRAP:-}" | grep '^no' | tr '\n' ';')"
 } | tee "$out/gpu.txt"
 
 stages=${STAGES:-tests bench tasks}

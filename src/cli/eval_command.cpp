@@ -87,6 +87,8 @@ void print_summary(const EvalResult& r, const std::string& stored, std::ostream&
   const json& p = r.provenance;
   os << "device     " << p.value("device", "") << " (" << p.value("device_name", "") << "), torch "
      << p.value("torch", "") << ", " << p.value("protocol", "") << "\n";
+  // Said only when it is not the whole sandbox: then what the candidate could reach differs.
+  if (std::string sb = p.value("sandbox", ""); sb.rfind("fallback", 0) == 0) os << "sandbox    " << sb << "\n";
   if (!stored.empty()) os << "store      " << stored << "\n";
 }
 

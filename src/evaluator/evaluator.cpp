@@ -401,7 +401,7 @@ EvalResult run_evaluation(PreparedEvaluation& p) {
                   {"cuda", env.value("cuda", json(nullptr))}, {"python", env.value("python", "")},
                   {"host", env.value("host", "")}, {"cudal1", CUDAL1_VERSION},
                   {"tolerance", tolerance_mode_name(o.tolerance)}, {"seed", plan.base_seed},
-                  {"cases", plan.cases}};
+                  {"cases", plan.cases}, {"sandbox", sandbox_support().describe()}};
 
   // 2. The untrusted candidate, in its own unprivileged process (started by prepare_evaluation).
   report("candidate", 0.1);

@@ -4,11 +4,13 @@
 #include <chrono>
 #include <cmath>
 #include <optional>
+#include <signal.h>
 #include <thread>
 
 #include "evaluator/attribution.h"
 #include "evaluator/timing.h"
 #include "evaluator/verdicts.h"
+#include "runner/gpu_processes.h"
 
 using namespace std::chrono;
 
@@ -173,6 +175,34 @@ void check_other_processes(Session& s, Worker& cand, EvalResult& r) {
     r.add_flag("background_process", Severity::block,
                "processes the candidate started used " + std::to_string(int(used)) + " ms of CPU in " +
                    std::to_string(int(kWatchMs)) + " ms in which it had no call to run: work kept going between calls");
+}
+
+void check_gpu_contexts(Session& s, Worker& cand, EvalResult& r) {
+  if (!is_cuda_device(s.o.device)) return;
+  auto colon = s.o.device.find(':');
+  unsigned index = colon == std::string::npos ? 0u : unsigned(std::stoul(s.o.device.substr(colon + 1)));
+  auto pids = gpu_compute_pids(index);
+  json& seen = r.statistics["gpu_contexts"];
+  if (!pids) {
+    seen = {{"skipped", "NVML is not available"}};
+    return;
+  }
+  if (!seen.is_object()) seen = {{"candidate_helpers", json::array()}, {"other_programs", json::array()}};
+  for (pid_t p : *pids) {
+    if (p == cand.process().main_pid() || p == s.ref.process().main_pid() || Process::is_live_program(p)) continue;
+    bool helper = cand.process().owns(p);
+    json& list = seen[helper ? "candidate_helpers" : "other_programs"];
+    if (std::find(list.begin(), list.end(), json(p)) != list.end()) continue;
+    list.push_back(p);
+    if (helper)
+      r.add_flag("foreign_gpu_context", Severity::block,
+                 "process " + std::to_string(p) + ", started by the candidate beside its worker, held a CUDA context "
+                 "of its own on the device around the timed calls: its kernels run on while the reference is timed");
+    else if (kill(p, 0) == 0)  // a process of this machine (another container's pids mean nothing here)
+      r.add_flag("device_shared", Severity::warn,
+                 "process " + std::to_string(p) + ", not part of this evaluation, held a CUDA context on the device "
+                 "while it was timed: the figures may carry its load");
+  }
 }
 
 void apply_guard_evidence(const json& reply, bool threads_count, EvalResult& r) {
@@ -380,6 +410,7 @@ bool measure(Session& s, Worker& cand, EvalResult& r) {
                    "x the time per call that the candidate's process reported (reference: " +
                    std::to_string(clocks.reference) + "x), twice over");
   stream_flags(buckets, est, is_cuda_device(o.device), r);
+  check_gpu_contexts(s, cand, r);
   // Threads burning CPU while the worker waited (the reference was timed meanwhile): a machine
   // kept busy except during the candidate's own calls. A pool's spin-wait after a parallel region
   // lasts about a millisecond; this asks for a third of all the waiting and more than 50 ms, and

@@ -57,6 +57,11 @@ json make_calls(Session& s, int n);
 // flags a candidate whose processes kept multiplying while the reference ran.
 void check_other_processes(Session& s, Worker& cand, EvalResult& r);
 
+// On CUDA: compute contexts on the device (NVML) beside the evaluation's own workers. One held
+// by a process the candidate started is flagged foreign_gpu_context (block); one of a program
+// outside cudal1, device_shared (warn). Recorded in statistics.gpu_contexts.
+void check_gpu_contexts(Session& s, Worker& cand, EvalResult& r);
+
 // The evidence every candidate reply carries: harness functions replaced (harness_tampered),
 // introspection (introspection) and, when `threads_count`, threads a call left running
 // (background_thread).

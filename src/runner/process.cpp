@@ -46,7 +46,8 @@ namespace {
 constexpr std::size_t kTailBytes = 64 * 1024;
 
 std::mutex g_live_mutex;
-std::set<pid_t> g_live;  // children we started and still own; never killed as "orphans"
+std::set<pid_t> g_live;      // children we started and still own; never killed as "orphans"
+std::set<pid_t> g_programs;  // their programs' own pids (below bwrap when sandboxed)
 
 void set_nonblocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
 
@@ -312,6 +313,10 @@ Process::Process(const ProcessSpec& spec) : limits_(spec.limits) {
       sandbox_ = Sandboxed::fallback;
       cs.fallback = true;
       cs.switch_uid = uid != geteuid();
+      // Whatever still runs as this slot's uid was left by a cudal1 that died holding it (the
+      // slot's lock is ours now): without a PID namespace nothing else ended it.
+      if (cs.switch_uid)
+        for (pid_t left : processes_of_uid(uid)) kill(left, SIGKILL);
       cs.uid = uid;
       filter = seccomp_program();
       cs.filter.len = static_cast<unsigned short>(filter.size() / sizeof(sock_filter));
@@ -384,6 +389,20 @@ Process::Process(const ProcessSpec& spec) : limits_(spec.limits) {
                             : "check that the program exists and is executable");
   }
   if (info[0] >= 0) find_main_pid(info[0]);
+  std::lock_guard<std::mutex> programs(g_live_mutex);
+  g_programs.insert(main_pid_);
+}
+
+bool Process::is_live_program(pid_t pid) {
+  std::lock_guard<std::mutex> l(g_live_mutex);
+  return g_programs.count(pid) > 0;
+}
+
+bool Process::owns(pid_t pid) const {
+  if (!sandboxed()) return pid == pid_;
+  for (pid_t p : sandbox_processes())
+    if (p == pid) return true;
+  return false;
 }
 
 void Process::find_main_pid(int info_fd) {
@@ -506,6 +525,7 @@ bool Process::reap(bool block) {
   exit_ = info;
   std::lock_guard<std::mutex> lock(g_live_mutex);
   g_live.erase(pid_);
+  g_programs.erase(main_pid_);
   return true;
 }
 

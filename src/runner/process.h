@@ -91,6 +91,10 @@ class Process {
   bool stop_others();
   void continue_others();
   double others_cpu_ms() const;
+  // Whether `pid` is one of the processes of this child's sandbox.
+  bool owns(pid_t pid) const;
+  // Whether `pid` is the program of a live Process of this cudal1 (any lane's worker).
+  static bool is_live_program(pid_t pid);
 
   // Writes one line (a '\n' is added) to the child's fd 3. False if the child is gone.
   bool send_line(const std::string& line);

@@ -4,6 +4,8 @@
 #include <glob.h>
 #include <poll.h>
 #include <spawn.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -150,8 +152,19 @@ SandboxSupport probe() {
   return s;
 }
 
+// Slots are taken machine-wide: a lock file per slot, held while the sandbox lives (the kernel
+// drops it when its process dies), so two cudal1 processes never give one uid to two sandboxes.
 std::mutex g_slots_mutex;
-std::set<long> g_slots;
+std::set<long> g_slots;  // this process's, under g_slots_mutex
+
+fs::path slot_dir() {
+  fs::path d = fs::path(std::getenv("TMPDIR") && *std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") /
+               ("cudal1-sandbox-slots-" + std::to_string(geteuid()));
+  std::error_code ec;
+  fs::create_directories(d, ec);
+  chmod(d.c_str(), 0700);
+  return d;
+}
 
 }  // namespace
 
@@ -177,19 +190,31 @@ uid_t sandbox_uid_base() {
 
 SandboxUid::SandboxUid() : uid_(geteuid()) {
   if (!sandbox_support().switch_uid) return;
+  static const fs::path dir = slot_dir();
   std::lock_guard<std::mutex> l(g_slots_mutex);
-  long slot = 0;
-  while (g_slots.count(slot)) ++slot;
-  g_slots.insert(slot);
-  slot_ = slot;
-  // Slot 0 is the probe's; sandboxes start at 1.
-  uid_ = sandbox_uid_base() + uid_t(slot + 1);
+  for (long slot = 0; slot < 100000; ++slot) {
+    if (g_slots.count(slot)) continue;
+    int fd = open((dir / ("slot-" + std::to_string(slot))).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) break;
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      close(fd);
+      continue;
+    }
+    g_slots.insert(slot);
+    slot_ = slot, lock_fd_ = fd;
+    // Slot 0 is the probe's; sandboxes start at 1.
+    uid_ = sandbox_uid_base() + uid_t(slot + 1);
+    return;
+  }
+  throw Error(ErrorKind::runner, "no free sandbox uid slot in " + dir.string(),
+              "check that the folder is writable, or set TMPDIR to one that is");
 }
 
 SandboxUid::~SandboxUid() {
   if (slot_ < 0) return;
   std::lock_guard<std::mutex> l(g_slots_mutex);
   g_slots.erase(slot_);
+  close(lock_fd_);
 }
 
 std::vector<std::string> default_hidden_paths() {

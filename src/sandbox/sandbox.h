@@ -52,8 +52,10 @@ const SandboxSupport& sandbox_support();
 // No passwd entry is needed.
 uid_t sandbox_uid_base();
 
-// One sandbox's uid, held while the sandbox lives: a free slot above sandbox_uid_base() when
-// sandbox_support().switch_uid, else the caller's own uid (and no slot). Thread-safe.
+// One sandbox's uid, held while the sandbox lives: a slot above sandbox_uid_base() that no
+// other sandbox on the machine holds (a lock file per slot under $TMPDIR) when
+// sandbox_support().switch_uid, else the caller's own uid (and no slot). Thread-safe; throws
+// Error(runner) when no slot can be locked.
 class SandboxUid {
  public:
   SandboxUid();
@@ -65,6 +67,7 @@ class SandboxUid {
  private:
   uid_t uid_;
   long slot_ = -1;
+  int lock_fd_ = -1;
 };
 
 // The command line that runs `argv` in a sandbox of `policy` as `uid`: bwrap's options (the
