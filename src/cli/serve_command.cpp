@@ -69,7 +69,8 @@ void run_serve(const ServeArgs& a) {
   service::RewardService svc(c, *store);
   const int port = svc.bind();
   service::JobCounts counts = svc.jobs().counts();
-  std::cerr << "cudal1 serve: listening on http://" << a.host << ":" << port << " (" << c.queue.devices.size() << " lanes on "
+  const std::string shown_host = a.host.find(':') == std::string::npos ? a.host : "[" + a.host + "]";
+  std::cerr << "cudal1 serve: listening on http://" << shown_host << ":" << port << " (" << c.queue.devices.size() << " lanes on "
             << device << (c.no_auth ? ", no auth" : ", bearer token required") << "); jobs in " << c.jobs_path.string()
             << " (" << counts.queued << " queued";
   if (svc.jobs().requeued_at_start()) std::cerr << ", " << svc.jobs().requeued_at_start() << " of them interrupted before and run again";
@@ -109,7 +110,7 @@ void register_serve(CLI::App& app) {
   cmd->add_option("--host", a->host, "address to listen on (loopback unless told otherwise)")->capture_default_str();
   cmd->add_option("--port", a->port, "port (0: any free one)")->capture_default_str();
   cmd->add_option("--token", a->token, "the bearer token clients send (default $CUDAL1_SERVE_TOKEN)");
-  cmd->add_flag("--no-auth", a->no_auth, "no token (only on a loopback --host)");
+  cmd->add_flag("--no-auth", a->no_auth, "no token (only on a --host that resolves to loopback alone)");
   cmd->add_option("--db", a->db, "SQLite store of verdicts (default $CUDAL1_DB, else ~/.cache/cudal1/results.db)");
   cmd->add_option("--jobs", a->jobs, "the job file (default: the store's path + .jobs)");
   cmd->add_option("--work", a->work, "where jobs' task and candidate files go (default: serve-files beside the job file)");

@@ -14,20 +14,13 @@
 #include "core/error.h"
 #include "core/hash.h"
 #include "rl/reward.h"
+#include "service/net_address.h"
 #include "tasks/suite.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace cudal1::service {
-
-namespace {
-
-bool is_loopback(const std::string& host) {
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
-}
-
-}  // namespace
 
 json job_outcome(const EvalResult& result) {
   auto eager = result.speedup.find("eager");
@@ -44,8 +37,11 @@ json job_outcome(const EvalResult& result) {
 
 RewardService::RewardService(ServiceConfig config, Store& store)
     : config_(std::move(config)), store_(store), jobs_(config_.jobs_path), http_(std::make_unique<httplib::Server>()) {
-  if (config_.no_auth && !is_loopback(config_.host))
-    throw Error(ErrorKind::usage, "--no-auth on " + config_.host + " would let anyone on the network run code here",
+  // Decided on what the host resolves to: a name that merely starts with "127." may point anywhere.
+  if (config_.no_auth && !resolves_to_loopback_only(config_.host))
+    throw Error(ErrorKind::usage,
+                "--no-auth on " + config_.host + " would let anyone who reaches it run code here: it does not resolve "
+                "to loopback addresses alone",
                 "listen on 127.0.0.1 without a token, or set --token (or CUDAL1_SERVE_TOKEN) to serve the network");
   if (!config_.no_auth && config_.token.empty())
     throw Error(ErrorKind::usage, "the service needs a bearer token",

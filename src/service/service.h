@@ -42,7 +42,7 @@ struct ServiceConfig {
   std::string host = "127.0.0.1";
   int port = 8080;                      // 0: any free port (bind() says which)
   std::string token;                    // the bearer token clients must send
-  bool no_auth = false;                 // only on a loopback host
+  bool no_auth = false;                 // only on a host that resolves to loopback addresses alone
   std::filesystem::path jobs_path;      // the job file
   std::filesystem::path work_dir;       // task and candidate files of jobs, by content hash
   std::filesystem::path suite;          // tasks named by task_id
@@ -56,7 +56,7 @@ struct ServiceConfig {
 
 class RewardService {
  public:
-  // Throws Error(usage) for auth off on a non-loopback host, or no token with auth on.
+  // Throws Error(usage) for auth off on a host that is not loopback, or no token with auth on.
   RewardService(ServiceConfig config, Store& store);
   ~RewardService();
 
