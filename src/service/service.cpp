@@ -42,10 +42,11 @@ RewardService::RewardService(ServiceConfig config, Store& store)
     throw Error(ErrorKind::usage,
                 "--no-auth on " + config_.host + " would let anyone who reaches it run code here: it does not resolve "
                 "to loopback addresses alone",
-                "listen on 127.0.0.1 without a token, or set --token (or CUDAL1_SERVE_TOKEN) to serve the network");
+                "listen on 127.0.0.1 without a token, or give a token (CUDAL1_SERVE_TOKEN or --token-file) to serve "
+                "the network");
   if (!config_.no_auth && config_.token.empty())
     throw Error(ErrorKind::usage, "the service needs a bearer token",
-                "pass --token or set CUDAL1_SERVE_TOKEN; on loopback only, --no-auth turns auth off");
+                "set CUDAL1_SERVE_TOKEN or pass --token-file FILE (chmod 600); on loopback only, --no-auth turns auth off");
   if (config_.queue.devices.empty()) throw Error(ErrorKind::usage, "the service has no lane", "pass --lanes 1 or more");
   fs::create_directories(config_.work_dir / "files");
   shares_ = lane_shares(config_.queue);
