@@ -7,11 +7,9 @@
 #include <optional>
 
 #include "core/error.h"
-#include "core/hash.h"
 #include "policy/response.h"
 #include "service/service.h"
 
-namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace cudal1::service {
@@ -67,14 +65,6 @@ std::string text_field(const json& body, const char* key, const std::string& whe
   return body[key].get<std::string>();
 }
 
-// The file of this content under work/files, named by its hash. Durable before the job row that
-// names it is: a job acknowledged before a power cut must find its code whole afterwards.
-std::string content_file(const fs::path& work, const std::string& text) {
-  fs::path file = work / "files" / (sha256_hex(text) + ".py");
-  if (!fs::exists(file)) write_file_durably(file, text, "check that the service's --work folder is writable");
-  return file.string();
-}
-
 json job_reply(const Job& j) {
   return {{"job_id", j.id}, {"status", job_state_name(j.state)}, {"attempts", j.attempts},
           {"created_at", j.created_at}, {"updated_at", j.updated_at}};
@@ -89,11 +79,11 @@ json RewardService::job_request(const json& body, const std::string& where) {
   const std::string task_id = text_field(body, "task_id", where, true);
   const std::string kernel = text_field(body, "kernel_code", where, true);
   const std::string reference = text_field(body, "reference_code", where, false);
-  std::string task_path = reference.empty() ? task_file(task_id) : content_file(config_.work_dir, reference);
+  std::string task_path = reference.empty() ? task_file(task_id) : files_.put(reference);
   if (task_path.empty())
     throw BadRequest{where + ": task_id \"" + task_id + "\" is not a task of the bundled suite (such as level1/19_ReLU); "
                      "send its KernelBench source as \"reference_code\""};
-  json r = {{"task_id", task_id}, {"task_path", task_path}, {"candidate_path", content_file(config_.work_dir, kernel)}};
+  json r = {{"task_id", task_id}, {"task_path", task_path}, {"candidate_path", files_.put(kernel)}};
   for (const char* flag : {"timing", "baselines"}) {
     if (!body.contains(flag)) continue;
     if (!body[flag].is_boolean()) throw BadRequest{where + ": \"" + flag + "\" must be true or false"};

@@ -62,3 +62,34 @@ TEST_F(ServeTest, TheTokenComesFromTheEnvironmentOrAPrivateFile) {
   EXPECT_EQ(code, 2) << log;
   EXPECT_NE(log.find("--token-file"), std::string::npos) << log;
 }
+
+// Files the service stores are read-only and hold what was sent; one changed behind its back is
+// noticed: written again when the same content comes, and a job that names it fails instead of
+// evaluating something else.
+TEST_F(ServeTest, StoredFilesAreReadOnlyAndAChangedOneIsNeverTrusted) {
+  const fs::path files = dir / "serve-files" / "files";
+  const std::string task = fixture("tasks/scale_add.py");
+  const fs::path task_file = files / (cudal1::sha256_hex(task) + ".py");
+  std::string job_id;
+  {
+    // A job stored before, whose task file was changed since.
+    fs::create_directories(files);
+    std::ofstream(task_file) << "class Model: pass  # not what was stored\n";
+    cudal1::service::JobStore jobs(dir / "store.db.jobs");
+    const std::string cand = (cudal1::fixtures_dir() / "candidates/ok_scale_add_alpha.py").string();
+    job_id = jobs.submit({json{{"task_path", task_file.string()}, {"candidate_path", cand}}}, 10).value().at(0);
+  }
+  Server s(dir, {"--lanes", "1"}, kToken);
+  Http h(s.port(), "s3cret");
+  json failed = h.wait(job_id);
+  EXPECT_EQ(failed["status"], "failed") << failed.dump();
+  EXPECT_NE(failed.dump().find("changed"), std::string::npos) << failed.dump();
+
+  ASSERT_EQ(h.post("/evaluate", evaluate_body("ok_scale_add_alpha.py")).first, 202);
+  EXPECT_EQ(cudal1::read_file(task_file), task);
+  EXPECT_EQ(fs::status(task_file).permissions(), fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  const fs::path cand_file = files / (cudal1::sha256_hex(fixture("candidates/ok_scale_add_alpha.py")) + ".py");
+  EXPECT_EQ(fs::status(cand_file).permissions(), fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  EXPECT_NE(s.log().find(task_file.filename().string()), std::string::npos) << s.log();
+  EXPECT_EQ(fs::status(files).permissions() & (fs::perms::group_write | fs::perms::others_write), fs::perms::none);
+}

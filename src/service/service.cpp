@@ -36,7 +36,11 @@ json job_outcome(const EvalResult& result) {
 }
 
 RewardService::RewardService(ServiceConfig config, Store& store)
-    : config_(std::move(config)), store_(store), jobs_(config_.jobs_path), http_(std::make_unique<httplib::Server>()) {
+    : config_(std::move(config)),
+      store_(store),
+      jobs_(config_.jobs_path),
+      files_(config_.work_dir / "files"),
+      http_(std::make_unique<httplib::Server>()) {
   // Decided on what the host resolves to: a name that merely starts with "127." may point anywhere.
   if (config_.no_auth && !resolves_to_loopback_only(config_.host))
     throw Error(ErrorKind::usage,
@@ -48,7 +52,6 @@ RewardService::RewardService(ServiceConfig config, Store& store)
     throw Error(ErrorKind::usage, "the service needs a bearer token",
                 "set CUDAL1_SERVE_TOKEN or pass --token-file FILE (chmod 600); on loopback only, --no-auth turns auth off");
   if (config_.queue.devices.empty()) throw Error(ErrorKind::usage, "the service has no lane", "pass --lanes 1 or more");
-  fs::create_directories(config_.work_dir / "files");
   shares_ = lane_shares(config_.queue);
   if (fs::is_directory(config_.suite))
     for (auto& e : discover_tasks(config_.suite)) suite_tasks_[e.name] = e.path.string();
@@ -136,7 +139,7 @@ void RewardService::run_job(const Job& job, const std::string& device) {
     o.cache_store = &store_;
     o.device_gate = shares_.gate_for(device);
     o.memory_budget = shares_.memory;
-    const std::string task_src = read_file(o.task_path), cand_src = read_file(o.candidate_path);
+    const std::string task_src = files_.read(o.task_path), cand_src = files_.read(o.candidate_path);
     // A job run again after a crash finds the verdict its first run saved: the same answer.
     std::optional<EvalResult> result;
     const std::string task_hash = sha256_hex(task_src), cand_hash = sha256_hex(cand_src), protocol = o.protocol_key();

@@ -27,6 +27,7 @@
 
 #include "evaluator/evaluator.h"
 #include "queue/queue.h"
+#include "service/content_files.h"
 #include "service/job_store.h"
 #include "store/store.h"
 
@@ -92,6 +93,7 @@ class RewardService {
   ServiceConfig config_;
   Store& store_;
   JobStore jobs_;
+  ContentFiles files_;
   std::unique_ptr<httplib::Server> http_;
   int listen_socket_ = -1;
   std::vector<std::thread> lanes_;
