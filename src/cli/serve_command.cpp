@@ -33,8 +33,8 @@ namespace {
 struct ServeArgs {
   std::string host = "127.0.0.1", token_file, db, jobs, work, device = "auto", suite;
   bool token_flag = false;  // the old --token was given: refused, it shows the token to every local user
-  int port = 8080, lanes = 2, gpus = 0;
-  double max_body_mb = 8, reward_timeout_s = 3600;
+  int port = 8080, lanes = 2, gpus = 0, max_per_address = 16;
+  double max_body_mb = 8, reward_timeout_s = 3600, header_timeout_s = 5;
   int64_t max_queue = 1000;
   bool no_auth = false, no_timing = false;
   BaselineArgs baselines;
@@ -96,6 +96,7 @@ void run_serve(const ServeArgs& a) {
   std::unique_ptr<Store> store = open_store(a.db, false);
   service::ServiceConfig c;
   c.host = a.host, c.port = a.port, c.no_auth = a.no_auth, c.max_pending = a.max_queue, c.token = token;
+  c.max_connections_per_address = a.max_per_address, c.header_timeout_s = a.header_timeout_s;
   c.max_body_bytes = std::size_t(a.max_body_mb * double(1 << 20)), c.reward_timeout_s = a.reward_timeout_s;
   c.jobs_path = a.jobs.empty() ? fs::path(store->path().string() + ".jobs") : fs::path(a.jobs);
   c.work_dir = a.work.empty() ? c.jobs_path.parent_path() / "serve-files" : fs::path(a.work);
@@ -167,6 +168,14 @@ void register_serve(CLI::App& app) {
   cmd->add_option("--max-queue", a->max_queue, "jobs queued or running at most; more get 429")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--max-body-mb", a->max_body_mb, "request bodies larger than this get 413")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--reward-timeout", a->reward_timeout_s, "seconds POST /reward waits for its evaluations")->capture_default_str();
+  cmd->add_option("--max-connections-per-address", a->max_per_address,
+                  "connections one client address may hold at once; more get 429")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--header-timeout", a->header_timeout_s,
+                  "seconds a connection has to send its request line and headers, in total; then it is closed")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->add_flag("--no-timing", a->no_timing, "check correctness only (rewards are then 0 or the penalty)");
   add_baseline_options(cmd, a->baselines);
   cmd->callback([a, cmd] {
