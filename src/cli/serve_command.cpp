@@ -1,14 +1,21 @@
 // cli/serve: `cudal1 serve` — the reward service for external RL trainers (service/service.h,
 // docs/serve.md). Built with the HTTP library (not in the static build for the GPU machine).
+#include <fcntl.h>
 #include <pthread.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <memory>
 #include <thread>
+#include <vector>
 
 #include "cli/baseline_options.h"
 #include "cli/commands.h"
@@ -24,15 +31,52 @@ namespace cudal1::cli {
 namespace {
 
 struct ServeArgs {
-  std::string host = "127.0.0.1", token, db, jobs, work, device = "auto", suite;
-  int port = 8080, lanes = 2, gpus = 0;
-  double max_body_mb = 8, reward_timeout_s = 3600;
+  std::string host = "127.0.0.1", token_file, db, jobs, work, device = "auto", suite;
+  bool token_flag = false;  // the old --token was given: refused, it shows the token to every local user
+  int port = 8080, lanes = 2, gpus = 0, max_per_address = 16;
+  double max_body_mb = 8, reward_timeout_s = 3600, header_timeout_s = 5;
   int64_t max_queue = 1000;
   bool no_auth = false, no_timing = false;
   BaselineArgs baselines;
 };
 
+// The token from --token-file, else $CUDAL1_SERVE_TOKEN; never from the command line, which every
+// local process can read (/proc/PID/cmdline). The variable is removed once read, so that nothing
+// the service starts inherits it.
+std::string service_token(const ServeArgs& a) {
+  if (a.token_flag)
+    throw Error(ErrorKind::usage, "--token is not taken: a command line can be read by every process on the machine",
+                "set CUDAL1_SERVE_TOKEN in the service's environment, or pass --token-file FILE (a file only you "
+                "can read: chmod 600 FILE)");
+  const char* env = std::getenv("CUDAL1_SERVE_TOKEN");
+  std::string token = env ? env : "";
+  ::unsetenv("CUDAL1_SERVE_TOKEN");
+  if (a.token_file.empty()) return token;
+  const std::string& file = a.token_file;
+  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st {};
+  if (fd < 0 || ::fstat(fd, &st) != 0) {
+    const std::string why = std::strerror(errno);
+    if (fd >= 0) ::close(fd);
+    throw Error(ErrorKind::input, "cannot read --token-file " + file + ": " + why, "check the path and its permissions");
+  }
+  if (st.st_mode & 077) {
+    ::close(fd);
+    throw Error(ErrorKind::usage, "--token-file " + file + " can be read or changed by other users",
+                "chmod 600 " + file + " (and keep it in a folder only you can write), then start the service again");
+  }
+  token.clear();
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) token.append(buf, std::size_t(n));
+  ::close(fd);
+  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
+  if (token.empty())
+    throw Error(ErrorKind::usage, "--token-file " + file + " holds no token", "write the token into it, on one line");
+  return token;
+}
+
 void run_serve(const ServeArgs& a) {
+  const std::string token = service_token(a);
   // SIGINT and SIGTERM go to one thread that waits for them (blocked everywhere else, before any
   // thread starts): stopping takes locks, which a signal handler must not.
   sigset_t stop_signals;
@@ -51,8 +95,8 @@ void run_serve(const ServeArgs& a) {
   }
   std::unique_ptr<Store> store = open_store(a.db, false);
   service::ServiceConfig c;
-  c.host = a.host, c.port = a.port, c.no_auth = a.no_auth, c.max_pending = a.max_queue;
-  c.token = a.token.empty() && std::getenv("CUDAL1_SERVE_TOKEN") ? std::getenv("CUDAL1_SERVE_TOKEN") : a.token;
+  c.host = a.host, c.port = a.port, c.no_auth = a.no_auth, c.max_pending = a.max_queue, c.token = token;
+  c.max_connections_per_address = a.max_per_address, c.header_timeout_s = a.header_timeout_s;
   c.max_body_bytes = std::size_t(a.max_body_mb * double(1 << 20)), c.reward_timeout_s = a.reward_timeout_s;
   c.jobs_path = a.jobs.empty() ? fs::path(store->path().string() + ".jobs") : fs::path(a.jobs);
   c.work_dir = a.work.empty() ? c.jobs_path.parent_path() / "serve-files" : fs::path(a.work);
@@ -69,7 +113,8 @@ void run_serve(const ServeArgs& a) {
   service::RewardService svc(c, *store);
   const int port = svc.bind();
   service::JobCounts counts = svc.jobs().counts();
-  std::cerr << "cudal1 serve: listening on http://" << a.host << ":" << port << " (" << c.queue.devices.size() << " lanes on "
+  const std::string shown_host = a.host.find(':') == std::string::npos ? a.host : "[" + a.host + "]";
+  std::cerr << "cudal1 serve: listening on http://" << shown_host << ":" << port << " (" << c.queue.devices.size() << " lanes on "
             << device << (c.no_auth ? ", no auth" : ", bearer token required") << "); jobs in " << c.jobs_path.string()
             << " (" << counts.queued << " queued";
   if (svc.jobs().requeued_at_start()) std::cerr << ", " << svc.jobs().requeued_at_start() << " of them interrupted before and run again";
@@ -108,8 +153,11 @@ void register_serve(CLI::App& app) {
                                               "OpenRLHF's remote reward, health and Prometheus metrics (docs/serve.md)");
   cmd->add_option("--host", a->host, "address to listen on (loopback unless told otherwise)")->capture_default_str();
   cmd->add_option("--port", a->port, "port (0: any free one)")->capture_default_str();
-  cmd->add_option("--token", a->token, "the bearer token clients send (default $CUDAL1_SERVE_TOKEN)");
-  cmd->add_flag("--no-auth", a->no_auth, "no token (only on a loopback --host)");
+  cmd->add_option("--token-file", a->token_file,
+                  "a file (chmod 600) holding the bearer token clients send; else $CUDAL1_SERVE_TOKEN");
+  // Hidden, and only there to say what to use instead.
+  cmd->add_option("--token")->expected(0, 1)->group("");
+  cmd->add_flag("--no-auth", a->no_auth, "no token (only on a --host that resolves to loopback alone)");
   cmd->add_option("--db", a->db, "SQLite store of verdicts (default $CUDAL1_DB, else ~/.cache/cudal1/results.db)");
   cmd->add_option("--jobs", a->jobs, "the job file (default: the store's path + .jobs)");
   cmd->add_option("--work", a->work, "where jobs' task and candidate files go (default: serve-files beside the job file)");
@@ -120,9 +168,20 @@ void register_serve(CLI::App& app) {
   cmd->add_option("--max-queue", a->max_queue, "jobs queued or running at most; more get 429")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--max-body-mb", a->max_body_mb, "request bodies larger than this get 413")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--reward-timeout", a->reward_timeout_s, "seconds POST /reward waits for its evaluations")->capture_default_str();
+  cmd->add_option("--max-connections-per-address", a->max_per_address,
+                  "connections one client address may hold at once; more get 429")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--header-timeout", a->header_timeout_s,
+                  "seconds a connection has to send its request line and headers, in total; then it is closed")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->add_flag("--no-timing", a->no_timing, "check correctness only (rewards are then 0 or the penalty)");
   add_baseline_options(cmd, a->baselines);
-  cmd->callback([a] { run_serve(*a); });
+  cmd->callback([a, cmd] {
+    a->token_flag = cmd->count("--token") > 0;
+    run_serve(*a);
+  });
 }
 
 }  // namespace cudal1::cli

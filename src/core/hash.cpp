@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <openssl/evp.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -46,7 +47,8 @@ void write_file(const std::filesystem::path& path, const std::string& text, cons
   if (!f.flush()) throw Error(ErrorKind::input, "cannot write " + path.string(), hint);
 }
 
-void write_file_durably(const std::filesystem::path& path, const std::string& text, const std::string& hint) {
+void write_file_durably(const std::filesystem::path& path, const std::string& text, const std::string& hint,
+                        unsigned mode) {
   // errno is read first: closing a descriptor on the way out may change it.
   auto fail = [&](const std::string& what, int fd = -1) {
     const int err = errno;
@@ -58,8 +60,9 @@ void write_file_durably(const std::filesystem::path& path, const std::string& te
   static std::atomic<uint64_t> serial{0};
   std::filesystem::path tmp = path;
   tmp += ".tmp" + std::to_string(getpid()) + "_" + std::to_string(serial++);
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode_t(mode));
   if (fd < 0) fail("create");
+  if (::fchmod(fd, mode_t(mode)) != 0) fail("set the permissions of", fd);
   for (std::size_t done = 0; done < text.size();) {
     ssize_t n = ::write(fd, text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;

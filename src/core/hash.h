@@ -19,7 +19,9 @@ void write_file(const std::filesystem::path& path, const std::string& text, cons
 
 // The same, for a file something durable (a job row written with synchronous=FULL) points to:
 // written under a temporary name, synced, renamed into place and its folder synced, so after a
-// crash or a power cut the path holds the whole text or does not exist.
-void write_file_durably(const std::filesystem::path& path, const std::string& text, const std::string& hint);
+// crash or a power cut the path holds the whole text or does not exist. `mode` is the file's
+// permissions exactly (the umask does not apply): 0444 leaves no moment when it is writable.
+void write_file_durably(const std::filesystem::path& path, const std::string& text, const std::string& hint,
+                        unsigned mode = 0644);
 
 }  // namespace cudal1

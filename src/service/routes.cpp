@@ -7,11 +7,10 @@
 #include <optional>
 
 #include "core/error.h"
-#include "core/hash.h"
 #include "policy/response.h"
+#include "service/http_front.h"
 #include "service/service.h"
 
-namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace cudal1::service {
@@ -33,9 +32,18 @@ void reply_error(httplib::Response& res, int status, const std::string& message)
   reply(res, status, {{"error", message}});
 }
 
+// An answer given before the whole body was read: the rest of it is never read, so the connection
+// cannot carry another request.
+void close_after(httplib::Response& res) { res.set_header("Connection", "close"); }
+
 void reply_too_large(httplib::Response& res, std::size_t max_body_bytes) {
   reply_error(res, 413, "the body is larger than the service takes (" + std::to_string(max_body_bytes >> 20) +
                             " MB, --max-body-mb); split a batch into smaller ones");
+  close_after(res);
+}
+
+bool has_body(const httplib::Request& req) {
+  return req.has_header("Transfer-Encoding") || std::strtoull(req.get_header_value("Content-Length").c_str(), nullptr, 10) > 0;
 }
 
 // The whole body into `body`, at most `max` bytes of it however it comes (with a length, chunked,
@@ -67,14 +75,6 @@ std::string text_field(const json& body, const char* key, const std::string& whe
   return body[key].get<std::string>();
 }
 
-// The file of this content under work/files, named by its hash. Durable before the job row that
-// names it is: a job acknowledged before a power cut must find its code whole afterwards.
-std::string content_file(const fs::path& work, const std::string& text) {
-  fs::path file = work / "files" / (sha256_hex(text) + ".py");
-  if (!fs::exists(file)) write_file_durably(file, text, "check that the service's --work folder is writable");
-  return file.string();
-}
-
 json job_reply(const Job& j) {
   return {{"job_id", j.id}, {"status", job_state_name(j.state)}, {"attempts", j.attempts},
           {"created_at", j.created_at}, {"updated_at", j.updated_at}};
@@ -89,11 +89,11 @@ json RewardService::job_request(const json& body, const std::string& where) {
   const std::string task_id = text_field(body, "task_id", where, true);
   const std::string kernel = text_field(body, "kernel_code", where, true);
   const std::string reference = text_field(body, "reference_code", where, false);
-  std::string task_path = reference.empty() ? task_file(task_id) : content_file(config_.work_dir, reference);
+  std::string task_path = reference.empty() ? task_file(task_id) : files_.put(reference);
   if (task_path.empty())
     throw BadRequest{where + ": task_id \"" + task_id + "\" is not a task of the bundled suite (such as level1/19_ReLU); "
                      "send its KernelBench source as \"reference_code\""};
-  json r = {{"task_id", task_id}, {"task_path", task_path}, {"candidate_path", content_file(config_.work_dir, kernel)}};
+  json r = {{"task_id", task_id}, {"task_path", task_path}, {"candidate_path", files_.put(kernel)}};
   for (const char* flag : {"timing", "baselines"}) {
     if (!body.contains(flag)) continue;
     if (!body[flag].is_boolean()) throw BadRequest{where + ": \"" + flag + "\" must be true or false"};
@@ -115,6 +115,15 @@ bool RewardService::authorised(const httplib::Request& req, httplib::Response& r
   if (same && diff == 0) return true;
   res.set_header("WWW-Authenticate", "Bearer");
   reply_error(res, 401, got.empty() ? "no token: send Authorization: Bearer <token>" : "the token is not the service's");
+  return false;
+}
+
+bool RewardService::admitted(const httplib::Request& req, httplib::Response& res) const {
+  // The one endpoint open to all takes no body: a body it waited for would hold a thread.
+  const bool open = req.path == "/healthz";
+  if (open ? !has_body(req) : authorised(req, res)) return true;
+  if (open) reply_error(res, 400, "GET /healthz takes no body");
+  close_after(res);
   return false;
 }
 
@@ -226,10 +235,16 @@ void RewardService::reward(const httplib::Request& req, httplib::Response& res) 
 }
 
 void RewardService::routes() {
+  // The token is checked as soon as the headers are in, before any body is read or any handler runs;
+  // a client that announces its body and waits for 100 Continue gets the refusal instead.
+  http_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    return admitted(req, res) ? httplib::Server::HandlerResponse::Unhandled : httplib::Server::HandlerResponse::Handled;
+  });
+  http_->set_expect_100_continue_handler(
+      [this](const httplib::Request& req, httplib::Response& res) { return admitted(req, res) ? 100 : res.status; });
   // Every handler answers a BadRequest with 400 and anything else unexpected with 500, never a crash.
-  auto guarded = [this](bool needs_auth, auto handler) {
-    return [this, needs_auth, handler](const httplib::Request& req, httplib::Response& res) {
-      if (needs_auth && !authorised(req, res)) return;
+  auto guarded = [](auto handler) {
+    return [handler](const httplib::Request& req, httplib::Response& res) {
       try {
         handler(req, res);
       } catch (const BadRequest& e) {
@@ -241,8 +256,8 @@ void RewardService::routes() {
       }
     };
   };
-  // A body is read whole before anything is answered, 401 included: a client still sending when
-  // the answer comes and the connection closes may lose the answer to a reset.
+  // A body is read within its bound before it is judged; one over the bound is answered at the
+  // bound, and the connection closed (http_front.h keeps the answer from being lost to a reset).
   auto with_body = [this](auto handler) {
     return [this, handler](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read) {
       httplib::Request whole = req;
@@ -255,7 +270,7 @@ void RewardService::routes() {
     };
   };
   auto post = [this, with_body, guarded](const char* path, auto handler) {
-    http_->Post(path, with_body(guarded(true, handler)));
+    http_->Post(path, with_body(guarded(handler)));
   };
   post("/evaluate", [this](const httplib::Request& req, httplib::Response& res) {
     submit({job_request(parse_body(req), "the body")}, res, false);
@@ -269,12 +284,12 @@ void RewardService::routes() {
       requests.push_back(job_request(body["requests"][i], "requests[" + std::to_string(i) + "]"));
     submit(requests, res, true);
   });
-  http_->Get(R"(/status/([^/]+))", guarded(true, [this](const httplib::Request& req, httplib::Response& res) {
+  http_->Get(R"(/status/([^/]+))", guarded([this](const httplib::Request& req, httplib::Response& res) {
     auto job = jobs_.get(req.matches[1]);
     if (!job) return reply_error(res, 404, "no job " + std::string(req.matches[1]));
     reply(res, 200, job_reply(*job));
   }));
-  http_->Get(R"(/results/([^/]+))", guarded(true, [this](const httplib::Request& req, httplib::Response& res) {
+  http_->Get(R"(/results/([^/]+))", guarded([this](const httplib::Request& req, httplib::Response& res) {
     auto job = jobs_.get(req.matches[1]);
     if (!job) return reply_error(res, 404, "no job " + std::string(req.matches[1]));
     json body = job_reply(*job);
@@ -283,11 +298,11 @@ void RewardService::routes() {
     reply(res, 200, body);
   }));
   post("/reward", [this](const httplib::Request& req, httplib::Response& res) { reward(req, res); });
-  http_->Get("/healthz", guarded(false, [this](const httplib::Request&, httplib::Response& res) {
+  http_->Get("/healthz", guarded([this](const httplib::Request&, httplib::Response& res) {
     JobCounts c = jobs_.counts();
     reply(res, 200, {{"ok", true}, {"queued", c.queued}, {"running", c.running}});
   }));
-  http_->Get("/metrics", guarded(true, [this](const httplib::Request&, httplib::Response& res) {
+  http_->Get("/metrics", guarded([this](const httplib::Request&, httplib::Response& res) {
     res.set_content(metrics_text(), "text/plain; version=0.0.4");
   }));
   // Errors httplib answers itself (a declared length over the limit, an unknown path) still get a

@@ -4,8 +4,6 @@
 
 #include <httplib.h>
 
-#include <sys/socket.h>
-
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -14,20 +12,14 @@
 #include "core/error.h"
 #include "core/hash.h"
 #include "rl/reward.h"
+#include "service/http_front.h"
+#include "service/net_address.h"
 #include "tasks/suite.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace cudal1::service {
-
-namespace {
-
-bool is_loopback(const std::string& host) {
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
-}
-
-}  // namespace
 
 json job_outcome(const EvalResult& result) {
   auto eager = result.speedup.find("eager");
@@ -43,15 +35,27 @@ json job_outcome(const EvalResult& result) {
 }
 
 RewardService::RewardService(ServiceConfig config, Store& store)
-    : config_(std::move(config)), store_(store), jobs_(config_.jobs_path), http_(std::make_unique<httplib::Server>()) {
-  if (config_.no_auth && !is_loopback(config_.host))
-    throw Error(ErrorKind::usage, "--no-auth on " + config_.host + " would let anyone on the network run code here",
-                "listen on 127.0.0.1 without a token, or set --token (or CUDAL1_SERVE_TOKEN) to serve the network");
+    : config_(std::move(config)),
+      store_(store),
+      jobs_(config_.jobs_path),
+      files_(config_.work_dir / "files"),
+      http_(std::make_unique<Router>()) {
+  // Decided on what the host resolves to: a name that merely starts with "127." may point anywhere.
+  if (config_.no_auth && !resolves_to_loopback_only(config_.host))
+    throw Error(ErrorKind::usage,
+                "--no-auth on " + config_.host + " would let anyone who reaches it run code here: it does not resolve "
+                "to loopback addresses alone",
+                "listen on 127.0.0.1 without a token, or give a token (CUDAL1_SERVE_TOKEN or --token-file) to serve "
+                "the network");
   if (!config_.no_auth && config_.token.empty())
     throw Error(ErrorKind::usage, "the service needs a bearer token",
-                "pass --token or set CUDAL1_SERVE_TOKEN; on loopback only, --no-auth turns auth off");
+                "set CUDAL1_SERVE_TOKEN or pass --token-file FILE (chmod 600); on loopback only, --no-auth turns auth off");
   if (config_.queue.devices.empty()) throw Error(ErrorKind::usage, "the service has no lane", "pass --lanes 1 or more");
-  fs::create_directories(config_.work_dir / "files");
+  http_->set_payload_max_length(config_.max_body_bytes);
+  FrontConfig front;
+  front.host = config_.host, front.port = config_.port;
+  front.max_per_address = config_.max_connections_per_address, front.header_timeout_s = config_.header_timeout_s;
+  front_ = std::make_unique<HttpFront>(front, *http_);
   shares_ = lane_shares(config_.queue);
   if (fs::is_directory(config_.suite))
     for (auto& e : discover_tasks(config_.suite)) suite_tasks_[e.name] = e.path.string();
@@ -64,29 +68,11 @@ RewardService::~RewardService() {
     if (t.joinable()) t.join();
 }
 
-int RewardService::bind() {
-  http_->set_payload_max_length(config_.max_body_bytes);
-  // POST /reward holds its thread while it waits for evaluations: more threads than httplib's 8,
-  // so waiting trainers do not starve quick calls.
-  http_->new_task_queue = [] { return new httplib::ThreadPool(64); };
-  // httplib listens with a backlog of 5, and a burst of clients overflows it (connections reset);
-  // the socket is caught here and its backlog raised once bound.
-  http_->set_socket_options([this](socket_t sock) {
-    httplib::default_socket_options(sock);
-    listen_socket_ = sock;
-  });
-  int port = config_.port;
-  bool ok = port == 0 ? (port = http_->bind_to_any_port(config_.host)) > 0 : http_->bind_to_port(config_.host, port);
-  if (!ok)
-    throw Error(ErrorKind::usage, "cannot listen on " + config_.host + ":" + std::to_string(config_.port),
-                "another process may hold the port: pass another --port, or 0 for any free one");
-  if (listen_socket_ >= 0) ::listen(listen_socket_, SOMAXCONN);
-  return port;
-}
+int RewardService::bind() { return front_->bind(); }
 
 void RewardService::run() {
   for (auto& device : config_.queue.devices) lanes_.emplace_back([this, device] { lane(device); });
-  if (!stopping_) http_->listen_after_bind();
+  if (!stopping_) front_->run();
   // However listening ended (stop(), or an accept error), the lanes end too.
   stopping_ = true;
   wake_.notify_all();
@@ -97,7 +83,7 @@ void RewardService::run() {
 void RewardService::stop() {
   stopping_ = true;
   wake_.notify_all();
-  http_->stop();
+  front_->stop();
 }
 
 void RewardService::lane(const std::string& device) {
@@ -139,7 +125,7 @@ void RewardService::run_job(const Job& job, const std::string& device) {
     o.cache_store = &store_;
     o.device_gate = shares_.gate_for(device);
     o.memory_budget = shares_.memory;
-    const std::string task_src = read_file(o.task_path), cand_src = read_file(o.candidate_path);
+    const std::string task_src = files_.read(o.task_path), cand_src = files_.read(o.candidate_path);
     // A job run again after a crash finds the verdict its first run saved: the same answer.
     std::optional<EvalResult> result;
     const std::string task_hash = sha256_hex(task_src), cand_hash = sha256_hex(cand_src), protocol = o.protocol_key();

@@ -8,7 +8,9 @@
 // device; a verdict is saved in the results store before the job is marked done, so a job re-run
 // after a crash is answered from the store with the same verdict. Submissions over the queue's
 // bound get 429 with Retry-After; bodies over the size bound 413; every endpoint but /healthz
-// needs the bearer token unless auth is explicitly off, which is only allowed on loopback.
+// needs the bearer token unless auth is explicitly off, which is only allowed on loopback. The
+// connections themselves are held by service/http_front.h, which bounds what a client can hold
+// before its request is even read.
 #pragma once
 
 #include <atomic>
@@ -27,6 +29,7 @@
 
 #include "evaluator/evaluator.h"
 #include "queue/queue.h"
+#include "service/content_files.h"
 #include "service/job_store.h"
 #include "store/store.h"
 
@@ -38,11 +41,16 @@ struct Response;
 
 namespace cudal1::service {
 
+class HttpFront;
+class Router;
+
 struct ServiceConfig {
   std::string host = "127.0.0.1";
   int port = 8080;                      // 0: any free port (bind() says which)
   std::string token;                    // the bearer token clients must send
-  bool no_auth = false;                 // only on a loopback host
+  bool no_auth = false;                 // only on a host that resolves to loopback addresses alone
+  int max_connections_per_address = 16;  // connections one client address holds at once
+  double header_timeout_s = 5;          // for a request line and headers, in total
   std::filesystem::path jobs_path;      // the job file
   std::filesystem::path work_dir;       // task and candidate files of jobs, by content hash
   std::filesystem::path suite;          // tasks named by task_id
@@ -56,7 +64,7 @@ struct ServiceConfig {
 
 class RewardService {
  public:
-  // Throws Error(usage) for auth off on a non-loopback host, or no token with auth on.
+  // Throws Error(usage) for auth off on a host that is not loopback, or no token with auth on.
   RewardService(ServiceConfig config, Store& store);
   ~RewardService();
 
@@ -79,6 +87,9 @@ class RewardService {
   nlohmann::json job_request(const nlohmann::json& body, const std::string& where);
   std::string task_file(const std::string& task_id);
   bool authorised(const httplib::Request& req, httplib::Response& res) const;
+  // Whether a request may go on to its handler, decided on its headers before any body is read;
+  // when not, `res` is its answer and its connection is closed after it.
+  bool admitted(const httplib::Request& req, httplib::Response& res) const;
   // Stores the requests as jobs, or answers 429 (full) and returns nullopt; a set that could never
   // fit is a BadRequest naming `what`.
   std::optional<std::vector<std::string>> enqueue(const std::vector<nlohmann::json>& requests, httplib::Response& res,
@@ -92,8 +103,9 @@ class RewardService {
   ServiceConfig config_;
   Store& store_;
   JobStore jobs_;
-  std::unique_ptr<httplib::Server> http_;
-  int listen_socket_ = -1;
+  ContentFiles files_;
+  std::unique_ptr<Router> http_;
+  std::unique_ptr<HttpFront> front_;
   std::vector<std::thread> lanes_;
   std::atomic<bool> stopping_{false};
   std::mutex wake_m_;
