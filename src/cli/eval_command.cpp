@@ -172,10 +172,7 @@ void run_eval(EvalArgs& a) {
   EvalOptions& o = a.options;
   bool tty = isatty(2) && !a.json_out;
   std::unique_ptr<Store> store = open_store(a.db, a.no_store);
-  if (store) {
-    for (const char* suffix : {"", "-wal", "-shm"})
-      o.protect_files.push_back(store->path().string() + suffix);
-  }
+  if (store) o.protect_files = store->private_files();
   std::vector<std::vector<EvalResult>> runs;
   json all = json::array();
   std::size_t total = a.candidates.size() * std::size_t(a.repeat), done = 0;
