@@ -13,6 +13,7 @@
 #include "core/keyed_mutex.h"
 #include "core/owned_dir.h"
 #include "core/paths.h"
+#include "evaluator/infrastructure.h"
 #include "evaluator/measure.h"
 #include "evaluator/prebuilt.h"
 #include "evaluator/precision.h"
@@ -128,6 +129,9 @@ std::string EvalOptions::protocol_key() const {
 struct PreparedEvaluation {
   explicit PreparedEvaluation(const EvalOptions& options) : o(options) {}
   EvalOptions o;
+  // Read first, before any process starts: an out-of-memory kill from here on counts against
+  // this evaluation (evaluator/infrastructure.h).
+  std::optional<uint64_t> oom_kills_at_start = oom_kill_count();
   EvalResult r;
   std::string task_src, cand_src, python;
   MemoryBudget::Hold memory;  // declared before scratch: released after its files are gone
@@ -248,7 +252,8 @@ EvalResult evaluate(const EvalOptions& options) {
   return run_evaluation(*p);
 }
 
-EvalResult run_evaluation(PreparedEvaluation& p) {
+// One attempt at the evaluation; run_evaluation below runs it again when the machine killed the candidate.
+static EvalResult run_once(PreparedEvaluation& p) {
   const EvalOptions& o = p.o;
   EvalResult& r = p.r;
   const std::string &task_src = p.task_src, &cand_src = p.cand_src, &python = p.python;
@@ -558,6 +563,25 @@ EvalResult run_evaluation(PreparedEvaluation& p) {
     add_baselines(o, p.python, env, r, [&] { report("baseline timing", 0.97); });
   }
   return finish(r);
+}
+
+// A candidate worker killed from outside gets a second, fresh evaluation: new processes and
+// folders (prepare_evaluation again), the first one's memory reservation given back first.
+EvalResult run_evaluation(PreparedEvaluation& first) {
+  PreparedPtr again;
+  return retry_infrastructure_faults([&](int attempt) {
+    if (attempt > 0) {
+      first.memory.release();
+      again = prepare_evaluation(first.o);
+    }
+    PreparedEvaluation& p = attempt > 0 ? *again : first;
+    Attempt a;
+    a.oom_kills_before = p.oom_kills_at_start;
+    a.result = run_once(p);
+    if (p.cand) a.candidate_exit = p.cand->process().exit_info();
+    a.oom_kills_after = oom_kill_count();
+    return a;
+  });
 }
 
 }  // namespace cudal1

@@ -199,6 +199,7 @@ std::optional<EvalResult> Store::find(const std::string& task_hash,
 
 int64_t Store::save(const EvalResult& r, const std::string& protocol_key, const std::string& device,
                     const std::string& candidate_source) {
+  if (r.infrastructure_failure()) return 0;  // the machine failed, not the candidate: no verdict to keep
   std::lock_guard<std::mutex> lock(m_);  // one store, many queue lanes
   return guarded(path_, "writing to the store", [&] {
     Row row{r.task_hash, r.task_path, r.candidate_hash, r.candidate_path, candidate_source, device,

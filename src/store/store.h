@@ -53,7 +53,8 @@ class Store {
   std::optional<EvalResult> find(const std::string& task_hash, const std::string& candidate_hash,
                                  const std::string& protocol_key, const std::string& device);
 
-  // Returns the new row's id.
+  // Returns the new row's id. A result with an infrastructure cause (evaluator/infrastructure.h)
+  // is no verdict on the candidate: nothing is written, and 0 is returned.
   int64_t save(const EvalResult& result, const std::string& protocol_key,
                const std::string& device, const std::string& candidate_source);
 

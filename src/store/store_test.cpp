@@ -231,3 +231,13 @@ TEST(Store, NewStoreAndItsKeyAreTheOwnersOnly) {
   EXPECT_TRUE(std::filesystem::exists(t.db.string() + ".key"));
   EXPECT_EQ(store.private_files().back(), t.db.string() + ".key");
 }
+
+TEST(Store, InfrastructureFailureIsNotAVerdictAndIsNotSaved) {
+  TempStore t;
+  Store store(t.db);
+  EvalResult r = verdict("c", Status::crash, 0);
+  r.infrastructure = {{"cause", "out-of-memory killer"}};
+  EXPECT_EQ(store.save(r, "p", "cpu", "src"), 0);
+  EXPECT_EQ(store.count(), 0);
+  EXPECT_FALSE(store.find("t", "c", "p", "cpu"));
+}
