@@ -119,7 +119,8 @@ BaselineSet measure_baselines(const BaselineOptions& o) {
   } cleanup{home};
   WorkerSpec spec{WorkerRole::reference, find_python(o.python), home.string(), o.device, {}, {}};
   spec.limits.output_bytes = std::size_t(16) << 20;
-  spec.sandbox = SandboxPolicy{.readable = {fs::absolute(o.task_path).string()}};  // the task is code from outside
+  // The task is code from outside.
+  spec.sandbox = SandboxPolicy{.readable = {fs::absolute(o.task_path).string()}, .hidden = o.hidden};
   Worker worker(spec);
   auto timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
   json env = o.env;

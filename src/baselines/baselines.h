@@ -57,6 +57,7 @@ struct BaselineOptions {
   // Called between building the baselines (compiling, capturing, checking: the device may be
   // shared) and timing them (it should not be): the evaluator takes the device to itself here.
   std::function<void()> before_timing;
+  std::vector<std::string> hidden;  // out of its sandbox's sight beside the defaults (sandbox/sandbox.h)
 };
 
 // Throws Error(task) when the task does not load, Error(runner) when the worker breaks down.

@@ -50,7 +50,7 @@ TEST(BaselinesEval, ControlIsNearOneAndTheCacheAnswersAgain) {
   BaselineSet again = measure_baselines(o);
   EXPECT_TRUE(again.from_cache);
   EXPECT_DOUBLE_EQ(*again.find("eager_control")->ratio, *control->ratio);
-  fs::remove(db);
+  fs::remove(db), fs::remove(db.string() + ".key");  // and its seal key
 }
 
 TEST(BaselinesEval, EvaluationCarriesTheBaselines) {
@@ -86,7 +86,7 @@ TEST(BaselinesEval, EvaluationCarriesTheBaselines) {
   EXPECT_EQ(only.size(), 1u) << only.dump();
   EXPECT_TRUE(only.contains("cudnn_autotune")) << only.dump();
   EXPECT_EQ(one.speedup.count("compile_default"), 0u);
-  fs::remove(db);
+  fs::remove(db), fs::remove(db.string() + ".key");  // and its seal key
 }
 
 // Two lanes evaluating one task at once: one computes its lint and baselines, the other waits
@@ -116,5 +116,5 @@ TEST(BaselinesEval, LanesOnOneTaskComputeItsLintAndBaselinesOnce) {
                            !b.statistics["baselines"].value("from_cache", false);
   EXPECT_EQ(lint_computed, 1) << a.task_lint.dump() << "\n" << b.task_lint.dump();
   EXPECT_EQ(baselines_computed, 1) << a.statistics["baselines"].dump() << "\n" << b.statistics["baselines"].dump();
-  fs::remove(db);
+  fs::remove(db), fs::remove(db.string() + ".key");  // and its seal key
 }

@@ -77,7 +77,7 @@ void run_batch(const BatchArgs& a) {
     apply_baseline_args(a.baselines, j.options);
     j.options.cache_store = store.get();
     j.options.reuse_extension_builds = !a.stock;
-    if (store) j.options.protect_files = {store->path().string(), store->path().string() + "-wal", store->path().string() + "-shm"};
+    if (store) j.options.protect_files = store->private_files();
   }
   QueueConfig config;
   // The stock way: one lane on one GPU. Otherwise --lanes per device, sharing it through a gate.

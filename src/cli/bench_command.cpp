@@ -106,7 +106,7 @@ void run_bench(const BenchArgs& a) {
   for (auto& j : jobs) {
     j.options.baselines = !a.no_baselines;
     j.options.cache_store = store.get();
-    j.options.protect_files = {store->path().string(), store->path().string() + "-wal", store->path().string() + "-shm"};
+    j.options.protect_files = store->private_files();
   }
 
   // Resume: what the store already has for this protocol, on any of these lanes' devices.

@@ -10,11 +10,13 @@
 #include <set>
 #include <sstream>
 
+#include <SQLiteCpp/SQLiteCpp.h>
 #include <nlohmann/json.hpp>
 
 #include "core/hash.h"
 #include "evaluator/evaluator.h"
 #include "evaluator/fixture_cases.h"
+#include "store/store.h"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -117,7 +119,39 @@ TEST(Cli, StoreAnswersRepeatsUnlessForced) {
   EXPECT_EQ(second["speedup"], first["speedup"]);
   json forced = only_json(run_cli(base + " --force").out);
   EXPECT_FALSE(forced["from_store"].get<bool>());
-  fs::remove(db);
+  fs::remove(db), fs::remove(db.string() + ".key");  // and its seal key
+}
+
+// The attack the seals answer: a candidate's process reached the store with sqlite3 and planted
+// an accepted 50x verdict under another file's hash. That file (all zeros) is evaluated, and the
+// planted row is reported on stderr, never answered.
+TEST(Cli, AVerdictPlantedInTheStoreIsNeverAnswered) {
+  fs::path dir = fs::temp_directory_path() / ("cudal1_cli_planted_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::path db = dir / "results.db";
+  { cudal1::Store created(db); }
+  cudal1::EvalOptions o;  // eval_args' protocol: 3 buckets of 3 calls
+  o.buckets = 3, o.calls_per_bucket = 3;
+  cudal1::EvalResult forged;
+  forged.status = cudal1::Status::ok, forged.accepted = true, forged.speedup["eager"] = 50.0;
+  {
+    SQLite::Database raw(db.string(), SQLite::OPEN_READWRITE);
+    SQLite::Statement ins(raw, "INSERT INTO evaluations (task_hash, candidate_hash, candidate_source, device, protocol, "
+                               "status, accepted, speedup_eager, result_json) VALUES (?, ?, '', 'cpu', ?, 'ok', 1, 50.0, ?)");
+    ins.bind(1, cudal1::sha256_hex(cudal1::read_file(fixture("tasks/scale_add.py"))));
+    ins.bind(2, cudal1::sha256_hex(cudal1::read_file(fixture("candidates/incorrect_scale_add_zeros.py"))));
+    ins.bind(3, o.protocol_key());
+    ins.bind(4, forged.to_json().dump());
+    ins.exec();
+  }
+  auto r = run_cli(eval_args("scale_add.py", "incorrect_scale_add_zeros.py") + " --json --db " + db.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = only_json(r.out);
+  EXPECT_FALSE(j["from_store"].get<bool>());
+  EXPECT_EQ(j["status"], "incorrect");
+  EXPECT_FALSE(j["accepted"].get<bool>());
+  EXPECT_NE(r.err.find("store: ignored 1 row whose seal does not match (written outside cudal1?)"), std::string::npos) << r.err;
+  fs::remove_all(dir);
 }
 
 TEST(Cli, MissingFileIsAnInputError) {
@@ -169,7 +203,7 @@ TEST(Cli, TasksListHasTheWholeSuiteWithComputedFigures) {
   // Cached by content hash: the second listing computes nothing and agrees.
   auto again = run_cli("tasks list --json --db " + db.string());
   EXPECT_EQ(json::parse(again.out), tasks);
-  fs::remove(db);
+  fs::remove(db), fs::remove(db.string() + ".key");  // and its seal key
 }
 
 TEST(Cli, TaskFiguresMatchHandCounts) {

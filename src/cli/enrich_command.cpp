@@ -203,8 +203,7 @@ void run_enrich(const EnrichArgs& a) {
   base.device = a.device, base.python = a.python;
   base.timing = false, base.lint = false;
   base.cache_store = store.get();
-  if (store)
-    for (const char* suffix : {"", "-wal", "-shm"}) base.protect_files.push_back(store->path().string() + suffix);
+  if (store) base.protect_files = store->private_files();
   std::string key = base.protocol_key() + ";enrich=" + kGraphTaskVersion + ";strict";
 
   auto settle = [&](EnrichTask& t, const EvalResult& r) {

@@ -123,7 +123,8 @@ EvalResult evaluate_one(EvalOptions o, const std::string& candidate, Store* stor
   o.cache_store = store;
   if (store) o.best_known_speedup = store->best_speedup(sha256_hex(read_file(o.task_path)), o.protocol_key(), o.device);
   EvalResult r = evaluate(o);
-  if (store) {
+  if (r.infrastructure_failure()) stored = "not stored: an infrastructure failure is no verdict on the candidate";
+  else if (store) {
     int64_t id = store->save(r, o.protocol_key(), o.device, read_file(candidate));
     stored = store->path().string() + " (row " + std::to_string(id) + ")";
   }
@@ -174,11 +175,10 @@ void run_eval(EvalArgs& a) {
   EvalOptions& o = a.options;
   bool tty = isatty(2) && !a.json_out;
   std::unique_ptr<Store> store = open_store(a.db, a.no_store);
-  if (store) {
-    for (const char* suffix : {"", "-wal", "-shm"})
-      o.protect_files.push_back(store->path().string() + suffix);
-  }
+  if (store) o.protect_files = store->private_files();
   std::vector<std::vector<EvalResult>> runs;
+  std::string machine_failures;  // evaluations the machine, not the candidate, ended
+  int machine_failed = 0;
   json all = json::array();
   std::size_t total = a.candidates.size() * std::size_t(a.repeat), done = 0;
   for (auto& candidate : a.candidates) {
@@ -195,6 +195,8 @@ void run_eval(EvalArgs& a) {
       // Repeats are fresh evaluations: the point is to see the spread between them.
       EvalResult r = evaluate_one(o, candidate, store.get(), a.force || rep > 0, stored);
       if (tty) std::fprintf(stderr, "\r\033[K");
+      if (r.infrastructure_failure())
+        ++machine_failed, machine_failures += (machine_failures.empty() ? "" : "; ") + name + " (" + r.infrastructure.value("cause", "") + ")";
       if (a.json_out) all.push_back(r.to_json());
       else {
         if (done) std::cout << "\n";
@@ -211,6 +213,12 @@ void run_eval(EvalArgs& a) {
     std::cout << "\n";
     print_table(runs, std::cout);
   }
+  // Reported above as they are, but no verdict: the command did not do what was asked (exit 5).
+  if (machine_failed)
+    throw Error(ErrorKind::runner,
+                std::to_string(machine_failed) + " evaluation(s) ended in an infrastructure failure twice in a row and "
+                "gave no verdict, so nothing was stored: " + machine_failures,
+                "free host memory, or run fewer evaluations at once (fewer --lanes in batch and serve), then run again");
 }
 
 }  // namespace

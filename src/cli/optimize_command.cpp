@@ -112,7 +112,7 @@ void run_optimize(const OptimizeArgs& a) {
   fs::create_directories(c.run_dir);
   std::unique_ptr<Store> store = open_store(a.db, false);
   c.eval.cache_store = store.get();
-  for (const char* suffix : {"", "-wal", "-shm"}) c.eval.protect_files.push_back(store->path().string() + suffix);
+  for (auto& f : store->private_files()) c.eval.protect_files.push_back(f);
 
   // Candidates' load_inline extensions are built ahead of the lanes, in parallel, and cached.
   std::unique_ptr<BuildService> builds = attach_build_service(c.queue, {});

@@ -19,6 +19,7 @@
 #include "core/hash.h"
 #include "core/process_tree.h"
 #include "evaluator/fixture_cases.h"
+#include "runner/leftover_processes.h"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -66,23 +67,6 @@ struct Workspace {
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
   }
 };
-
-// Every process whose command line holds `marker`, or whose working folder lies under `dir`.
-std::vector<pid_t> processes_marked(const std::string& marker, const fs::path& dir) {
-  std::vector<pid_t> out;
-  for (auto& e : fs::directory_iterator("/proc")) {
-    std::string name = e.path().filename();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::string cmd = slurp(e.path() / "cmdline");
-    std::error_code ec;
-    fs::path cwd = fs::read_symlink(e.path() / "cwd", ec);
-    bool under = !ec && cwd.string().rfind(dir.string(), 0) == 0;
-    auto st = cudal1::read_proc_stat(std::stoi(name));
-    if (st && st->state == 'Z') continue;
-    if (cmd.find(marker) != std::string::npos || under) out.push_back(std::stoi(name));
-  }
-  return out;
-}
 
 TEST(SandboxAttack, ForgingTheStoreAndOverwritingTheTaskChangeNothing) {
   Workspace w;
@@ -136,16 +120,16 @@ TEST(SandboxAttack, KillNineOfEvalLeavesNoProcessBehind) {
   bool started = false;
   for (int i = 0; i < 600 && !started; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    for (pid_t p : processes_marked(marker, "/nonexistent"))
+    for (pid_t p : cudal1::leftover_processes(marker, "/nonexistent"))
       if (slurp("/proc/" + std::to_string(p) + "/cmdline").rfind("/", 0) == 0) started = true;
   }
   ASSERT_TRUE(started) << "the candidate never started its helper";
   std::this_thread::sleep_for(std::chrono::seconds(3));
-  ASSERT_FALSE(processes_marked(marker, w.scratch).empty());
+  ASSERT_FALSE(cudal1::leftover_processes(marker, w.scratch).empty());
   kill(cli, SIGKILL);
   waitpid(cli, nullptr, 0);
   std::this_thread::sleep_for(std::chrono::seconds(5));
-  auto left = processes_marked(marker, w.scratch);
+  auto left = cudal1::leftover_processes(marker, w.scratch);
   std::string listing;
   for (pid_t p : left) listing += "\n  " + std::to_string(p) + ": " + slurp("/proc/" + std::to_string(p) + "/cmdline");
   EXPECT_TRUE(left.empty()) << "left behind:" << listing;

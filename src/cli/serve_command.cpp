@@ -104,10 +104,12 @@ void run_serve(const ServeArgs& a) {
   c.eval.device = device, c.eval.timing = !a.no_timing;
   apply_baseline_args(a.baselines, c.eval);
   c.eval.cache_store = store.get();
-  for (const char* suffix : {"", "-wal", "-shm"}) {
-    c.eval.protect_files.push_back(store->path().string() + suffix);
-    c.eval.protect_files.push_back(c.jobs_path.string() + suffix);
-  }
+  // Out of every sandbox's sight (sandbox/sandbox.h): the store's and the jobs file's folders
+  // with their keys, the clients' files (a job's own files are put back, read-only), the token.
+  c.eval.protect_files = store->private_files();
+  for (auto& f : service::JobStore::private_files(c.jobs_path)) c.eval.protect_files.push_back(f);
+  c.eval.hidden_paths.push_back(c.work_dir.string());
+  if (!a.token_file.empty()) c.eval.hidden_paths.push_back(fs::absolute(a.token_file).string());
   c.queue.devices = lane_devices(device, a.gpus, a.lanes, false);
   std::unique_ptr<BuildService> builds = attach_build_service(c.queue, {});
   service::RewardService svc(c, *store);

@@ -192,7 +192,7 @@ void run_train_rl(RlArgs& a) {
   a.o.loop = loop_config(a.loop, eval_device_for(a.eval_device, a.o.device));
   std::unique_ptr<Store> store = open_store(a.stage.db, false);
   a.o.loop.eval.cache_store = store.get();
-  for (const char* suffix : {"", "-wal", "-shm"}) a.o.loop.eval.protect_files.push_back(store->path().string() + suffix);
+  for (auto& f : store->private_files()) a.o.loop.eval.protect_files.push_back(f);
   std::unique_ptr<BuildService> builds = attach_build_service(a.o.loop.queue, {});
   const char* name = trainer::rl_objective_name(a.o.objective);
 

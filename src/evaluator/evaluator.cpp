@@ -13,6 +13,7 @@
 #include "core/keyed_mutex.h"
 #include "core/owned_dir.h"
 #include "core/paths.h"
+#include "evaluator/infrastructure.h"
 #include "evaluator/measure.h"
 #include "evaluator/prebuilt.h"
 #include "evaluator/precision.h"
@@ -128,6 +129,9 @@ std::string EvalOptions::protocol_key() const {
 struct PreparedEvaluation {
   explicit PreparedEvaluation(const EvalOptions& options) : o(options) {}
   EvalOptions o;
+  // Read first, before any process starts: an out-of-memory kill from here on counts against
+  // this evaluation (evaluator/infrastructure.h).
+  std::optional<uint64_t> oom_kills_at_start = oom_kill_count();
   EvalResult r;
   std::string task_src, cand_src, python;
   MemoryBudget::Hold memory;  // declared before scratch: released after its files are gone
@@ -154,6 +158,15 @@ std::string first_blocking_evidence(const EvalResult& r) {
   return r.flags.empty() ? std::string() : r.flags.back().evidence;
 }
 
+// What candidate and reference code alike must not see: the folders of the protected files
+// (the store: its journal and key files appear beside it) whole, and the hidden paths.
+std::vector<std::string> hidden_from_sandboxes(const EvalOptions& o) {
+  std::vector<std::string> hidden;
+  for (auto& f : o.protect_files) hidden.push_back(fs::absolute(f).parent_path().string());
+  for (auto& d : o.hidden_paths) hidden.push_back(d);
+  return hidden;
+}
+
 // Speedups against the task's baselines: the eager figure times each baseline's cached ratio.
 // before_timing: called once they are built and checked, before they are timed.
 void add_baselines(const EvalOptions& o, const std::string& python, const json& env, EvalResult& r,
@@ -162,6 +175,7 @@ void add_baselines(const EvalOptions& o, const std::string& python, const json& 
     BaselineOptions bo;
     bo.task_path = o.task_path, bo.device = o.device, bo.python = python, bo.store = o.cache_store, bo.env = env;
     bo.names = o.baseline_names;
+    bo.hidden = hidden_from_sandboxes(o);
     bo.before_timing = std::move(before_timing);
     BaselineSet b = measure_baselines(bo);
     r.statistics["baselines"] = b.to_json();
@@ -194,14 +208,9 @@ void stage_builds(PreparedEvaluation& p) {
 }  // namespace
 
 // What the candidate's sandbox lets it read beside its own folder: its source and the inputs
-// the reference wrote. The folders of the protected files (the store: its journal and key
-// files appear beside it) are hidden whole.
+// the reference wrote.
 SandboxPolicy candidate_sandbox(const EvalOptions& o, const std::string& candidate_path, const fs::path& inputs) {
-  SandboxPolicy sp;
-  sp.readable = {candidate_path, inputs.string()};
-  for (auto& f : o.protect_files) sp.hidden.push_back(fs::absolute(f).parent_path().string());
-  for (auto& d : o.hidden_dirs) sp.hidden.push_back(d);
-  return sp;
+  return SandboxPolicy{.readable = {candidate_path, inputs.string()}, .hidden = hidden_from_sandboxes(o)};
 }
 
 PreparedPtr prepare_evaluation(const EvalOptions& options) {
@@ -229,7 +238,7 @@ PreparedPtr prepare_evaluation(const EvalOptions& options) {
   // Trusted to define the answers, not to touch anything else: a task may be a client's. It
   // writes the inputs, the expected outputs and the oracle, and reads its own file.
   rs.sandbox = SandboxPolicy{.writable = {p->shared.string(), p->secret.string(), p->oracle_dir.string()},
-                             .readable = {r.task_path}};
+                             .readable = {r.task_path}, .hidden = hidden_from_sandboxes(o)};
   p->ref = std::make_unique<Worker>(rs);
 
   WorkerSpec& cspec = p->cspec;
@@ -264,7 +273,8 @@ EvalResult evaluate(const EvalOptions& options) {
   return run_evaluation(*p);
 }
 
-EvalResult run_evaluation(PreparedEvaluation& p) {
+// One attempt at the evaluation; run_evaluation below runs it again when the machine killed the candidate.
+static EvalResult run_once(PreparedEvaluation& p) {
   const EvalOptions& o = p.o;
   EvalResult& r = p.r;
   const std::string &task_src = p.task_src, &cand_src = p.cand_src, &python = p.python;
@@ -365,7 +375,7 @@ EvalResult run_evaluation(PreparedEvaluation& p) {
     KeyedMutex::Guard one_lane = one_lane_per_task("lint");
     report("lint", 0.0);
     try {
-      LintResult lint = lint_task_cached(o.task_path, o.device, o.tolerance, o.cache_store, python);
+      LintResult lint = lint_task_cached(o.task_path, o.device, o.tolerance, o.cache_store, python, hidden_from_sandboxes(o));
       r.task_lint = lint.to_json();
       for (auto& f : lint.findings)
         r.add_flag("degenerate_task", Severity::warn, "the task is degenerate (" + f.id + "): " + f.evidence);
@@ -581,6 +591,25 @@ EvalResult run_evaluation(PreparedEvaluation& p) {
     add_baselines(o, p.python, env, r, [&] { report("baseline timing", 0.97); });
   }
   return finish(r);
+}
+
+// A candidate worker killed from outside gets a second, fresh evaluation: new processes and
+// folders (prepare_evaluation again), the first one's memory reservation given back first.
+EvalResult run_evaluation(PreparedEvaluation& first) {
+  PreparedPtr again;
+  return retry_infrastructure_faults([&](int attempt) {
+    if (attempt > 0) {
+      first.memory.release();
+      again = prepare_evaluation(first.o);
+    }
+    PreparedEvaluation& p = attempt > 0 ? *again : first;
+    Attempt a;
+    a.oom_kills_before = p.oom_kills_at_start;
+    a.result = run_once(p);
+    if (p.cand) a.candidate_exit = p.cand->process().exit_info();
+    a.oom_kills_after = oom_kill_count();
+    return a;
+  });
 }
 
 }  // namespace cudal1

@@ -70,8 +70,8 @@ struct EvalOptions {
   // Files the candidate must neither read nor write (the results store, its -wal and -shm):
   // their folders are hidden from its sandbox (sandbox/sandbox.h), with whatever else lies there.
   std::vector<std::string> protect_files;
-  // Folders the candidate must not see at all (a service's files and jobs).
-  std::vector<std::string> hidden_dirs;
+  // Files or folders the candidate must not see at all (a service's files, its token file).
+  std::vector<std::string> hidden_paths;
   std::function<void(const std::string& stage, double fraction)> progress;
   // Set when other evaluations share the device (a queue's lanes on one GPU): timing and
   // baselines then hold it alone, the other stages share it. Null: no other user is known.

@@ -41,10 +41,14 @@ struct EvalResult {
   json phase_seconds = json::object();       // wall time per phase: where an evaluation's time went
   json task_lint = json::object();           // the task's degenerate-task lint (lint/lint.h), if run
   json build = json::object();               // the build service's outcome and which calls it served, if used
+  // Null, or why the machine rather than the candidate ended the evaluation ({"cause", "detail",
+  // ...}, evaluator/infrastructure.h): such a result is no verdict and is never stored.
+  json infrastructure = nullptr;
   std::string task_path, candidate_path, task_hash, candidate_hash;
   bool from_store = false;
 
   bool has_blocking_flag() const;
+  bool infrastructure_failure() const { return !infrastructure.is_null(); }
   void add_flag(std::string id, Severity severity, std::string evidence);
 
   json to_json() const;

@@ -74,7 +74,8 @@ LintGrid lint_probe(const LintOptions& o) {
   spec.limits.output_bytes = std::size_t(64) << 20;
   spec.limits.memory_bytes = o.memory_limit_mb << 20;
   // A task file is code from outside too (a client's, a kernel set's): it runs confined.
-  spec.sandbox = SandboxPolicy{.writable = {outputs.string()}, .readable = {fs::absolute(o.task_path).string()}};
+  spec.sandbox = SandboxPolicy{.writable = {outputs.string()}, .readable = {fs::absolute(o.task_path).string()},
+                               .hidden = o.hidden};
   Worker worker(spec);
   json inits = json::array(), draws = json::array();
   LintGrid g;
@@ -148,8 +149,9 @@ std::vector<LintResult> lint_task_cached(const LintOptions& o, const std::vector
 }
 
 LintResult lint_task_cached(const std::string& task_path, const std::string& device, ToleranceMode mode,
-                            Store* store, const std::string& python) {
+                            Store* store, const std::string& python, const std::vector<std::string>& hidden) {
   LintOptions o;
+  o.hidden = hidden;
   o.task_path = task_path;
   o.device = device;
   o.python = python;

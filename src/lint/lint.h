@@ -44,6 +44,7 @@ struct LintOptions {
   LintTolerance tolerance;
   double timeout_s = 900;           // the whole probe: loading, building and 8 forward calls
   std::size_t memory_limit_mb = 0;  // resident memory of the reference worker; 0: none
+  std::vector<std::string> hidden;  // out of its sandbox's sight beside the defaults (sandbox/sandbox.h)
 };
 
 // One null candidate tried on every case.
@@ -106,6 +107,6 @@ std::vector<LintResult> lint_task_cached(const LintOptions& options,
 
 // The evaluator's entry point: one task at one tolerance mode, cached as above.
 LintResult lint_task_cached(const std::string& task_path, const std::string& device, ToleranceMode mode,
-                            Store* store, const std::string& python);
+                            Store* store, const std::string& python, const std::vector<std::string>& hidden = {});
 
 }  // namespace cudal1

@@ -109,7 +109,7 @@ TEST(Lint, ResultsAreCachedByContentAndRoundTrip) {
     // Another tolerance is another question.
     EXPECT_FALSE(lint_task_cached(fixture("lint/tiny_scale.py"), "cpu", ToleranceMode::strict, &store, "").from_store);
   }
-  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db.string() + suffix);
+  for (const char* suffix : {"", "-wal", "-shm", ".key"}) fs::remove(db.string() + suffix);
 }
 
 TEST(Lint, TasksThatCannotRunAreTypedErrors) {

@@ -26,7 +26,9 @@ CREATE TABLE IF NOT EXISTS jobs (
   outcome_json TEXT,
   attempts     INTEGER NOT NULL DEFAULT 0,
   created_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
-  updated_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+  updated_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  request_seal TEXT,
+  seal         TEXT
 );
 CREATE INDEX IF NOT EXISTS jobs_state ON jobs (state, seq);
 )sql";
@@ -52,21 +54,91 @@ auto guarded(const std::filesystem::path& path, const char* what, F&& f) {
                         std::forward<F>(f));
 }
 
-Job read_job(SQLite::Statement& q) {
-  Job j;
-  j.id = q.getColumn(0).getString();
-  j.state = state_from(q.getColumn(1).getString());
-  j.request = nlohmann::json::parse(q.getColumn(2).getString());
-  if (!q.getColumn(3).isNull()) j.outcome = nlohmann::json::parse(q.getColumn(3).getString());
-  j.attempts = q.getColumn(4).getInt();
-  j.created_at = q.getColumn(5).getString();
-  j.updated_at = q.getColumn(6).getString();
-  return j;
-}
-
-constexpr const char* kColumns = "id, state, request_json, outcome_json, attempts, created_at, updated_at";
+// Two seals (store/seal.h): the request's, made once when the job is submitted, says cudal1
+// accepted this request under this id; the row's, made at every write, covers the request, state,
+// outcome and attempts. Only a request cudal1 sealed is ever run or answered for.
+constexpr const char* kRequestSeal = "cudal1-job-request/1";
+constexpr const char* kRowSeal = "cudal1-job/1";
+constexpr const char* kColumns = "id, state, request_json, outcome_json, attempts, created_at, updated_at, request_seal, seal";
 
 }  // namespace
+
+// One job row as stored, before anything in it is believed.
+struct JobStore::Row {
+  std::string id, state, request, outcome, created_at, updated_at, request_seal, seal;
+  bool has_outcome = false;
+  int attempts = 0;
+
+  static Row read(SQLite::Statement& q) {
+    auto text = [&](int i) { return q.getColumn(i).isNull() ? std::string() : q.getColumn(i).getString(); };
+    return {text(0), text(1), text(2), text(3), text(5), text(6), text(7), text(8), !q.getColumn(3).isNull(),
+            q.getColumn(4).getInt()};
+  }
+  // What the row's seal covers; `attempts` is the attempts as text, kept alive by the caller.
+  std::vector<std::string_view> sealed_fields(const std::string& attempts) const {
+    return {id, request, state, has_outcome ? "1" : "0", outcome, attempts};
+  }
+  Job job() const {
+    Job j{id, state_from(state), nlohmann::json::parse(request, nullptr, false), nullptr, attempts, created_at, updated_at};
+    if (j.request.is_discarded()) j.request = nullptr;
+    if (has_outcome) j.outcome = nlohmann::json::parse(outcome, nullptr, false);
+    if (j.outcome.is_discarded()) j.outcome = nullptr;
+    return j;
+  }
+};
+
+std::string JobStore::row_seal(const Row& r) const {
+  const std::string attempts = std::to_string(r.attempts);
+  return sealer_->seal(kRowSeal, r.sealed_fields(attempts));
+}
+
+// Writes the row's state, outcome and attempts under a fresh seal. A request cudal1 did not seal
+// is never sealed as anything but failed: such a job is not run.
+void JobStore::write(Row& r) {
+  if (!sealer_->verify(r.request_seal, kRequestSeal, {r.id, r.request}) && r.state != job_state_name(JobState::failed)) {
+    r.state = job_state_name(JobState::failed), r.has_outcome = true;
+    r.outcome = nlohmann::json{{"error", "this job's request was written outside cudal1 (its seal does not match); "
+                                         "it is not run: submit it again"}}.dump();
+  }
+  SQLite::Statement u(*db_, "UPDATE jobs SET state = ?, outcome_json = ?, attempts = ?, seal = ?, "
+                            "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?");
+  u.bind(1, r.state);
+  r.has_outcome ? u.bind(2, r.outcome) : u.bind(2);
+  u.bind(3, r.attempts);
+  u.bind(4, row_seal(r));
+  u.bind(5, r.id);
+  u.exec();
+}
+
+// A row whose seal does not fit was written by something else: the job goes back to the queue
+// when its request is one cudal1 sealed (whatever state or reward was planted, it is evaluated for
+// real), else it ends failed. Returns whether the row had to be put right.
+bool JobStore::put_right(Row& r) {
+  const std::string attempts = std::to_string(r.attempts);
+  if (sealer_->verify(r.seal, kRowSeal, r.sealed_fields(attempts))) return false;
+  r.state = job_state_name(JobState::queued), r.has_outcome = false, r.outcome.clear();
+  write(r);
+  alarm_.raise(1);
+  return true;
+}
+
+// At start every row is checked once (a planted row nobody asks about is put right too, and a file
+// from before seals is migrated whole); then the jobs a crash left running go back to the queue.
+void JobStore::check_every_row() {
+  std::vector<Row> rows;
+  SQLite::Statement q(*db_, std::string("SELECT ") + kColumns + " FROM jobs ORDER BY seq");
+  while (q.executeStep()) rows.push_back(Row::read(q));
+  SQLite::Transaction tx(*db_);
+  for (auto& r : rows) {
+    put_right(r);
+    if (r.state == job_state_name(JobState::running)) {  // left running by a crash
+      r.state = job_state_name(JobState::queued);
+      write(r);
+      ++requeued_;
+    }
+  }
+  tx.commit();
+}
 
 const char* job_state_name(JobState s) {
   switch (s) {
@@ -78,7 +150,12 @@ const char* job_state_name(JobState s) {
   return "failed";
 }
 
-JobStore::JobStore(const std::filesystem::path& path) : path_(path) {
+JobStore::JobStore(const std::filesystem::path& path)
+    : path_(path),
+      alarm_("jobs", "jobs written by a cudal1 from before seals, or by anything without the key " +
+                         Sealer::key_path(path).string() + ", were queued again (or failed, where their request itself "
+                         "was not sealed); if no older cudal1 wrote " + path.string() +
+                         ", something else can write it: keep candidates' processes away from it") {
   std::error_code ec;
   if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
   const std::string lock_path = path.string() + ".lock";
@@ -92,6 +169,7 @@ JobStore::JobStore(const std::filesystem::path& path) : path_(path) {
                 "stop that service first, or give this one its own file with --jobs");
   }
   try {
+    create_private_file(path_);
     open_database();
   } catch (...) {
     ::close(lock_fd_);  // no destructor runs for a constructor that throws
@@ -106,10 +184,19 @@ void JobStore::open_database() {
     db_->exec("PRAGMA journal_mode=WAL");
     db_->exec("PRAGMA synchronous=FULL");  // an acknowledged job survives a power cut, not only a crash
     db_->exec(kSchema);
-    requeued_ = db_->exec("UPDATE jobs SET state = 'queued', updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
-                          "WHERE state = 'running'");
+    // Job files from before seals: the columns are added; their rows, unsealed, are put right below.
+    for (const char* column : {"request_seal", "seal"}) {
+      SQLite::Statement has(*db_, std::string("SELECT 1 FROM pragma_table_info('jobs') WHERE name = '") + column + "'");
+      if (!has.executeStep()) db_->exec(std::string("ALTER TABLE jobs ADD COLUMN ") + column + " TEXT");
+    }
+    sealer_ = std::make_unique<Sealer>(path_);
+    check_every_row();
     return 0;
   });
+}
+
+std::vector<std::string> JobStore::private_files(const std::filesystem::path& path) {
+  return {path.string(), path.string() + "-wal", path.string() + "-shm", Sealer::key_path(path).string()};
 }
 
 JobStore::~JobStore() {
@@ -125,11 +212,15 @@ std::optional<std::vector<std::string>> JobStore::submit(const std::vector<nlohm
     pending.executeStep();
     if (pending.getColumn(0).getInt64() + int64_t(requests.size()) > max_pending) return std::nullopt;
     std::vector<std::string> ids;
-    SQLite::Statement insert(*db_, "INSERT INTO jobs (id, state, request_json) VALUES (?, 'queued', ?)");
+    SQLite::Statement insert(*db_, "INSERT INTO jobs (id, state, request_json, request_seal, seal) VALUES (?, ?, ?, ?, ?)");
     for (auto& r : requests) {
-      ids.push_back(new_id());
-      insert.bind(1, ids.back());
-      insert.bind(2, r.dump());
+      Row row{new_id(), job_state_name(JobState::queued), r.dump(), "", "", "", "", "", false, 0};
+      ids.push_back(row.id);
+      insert.bind(1, row.id);
+      insert.bind(2, row.state);
+      insert.bind(3, row.request);
+      insert.bind(4, sealer_->seal(kRequestSeal, {row.id, row.request}));
+      insert.bind(5, row_seal(row));
       insert.exec();
       insert.reset();
     }
@@ -142,28 +233,31 @@ std::optional<Job> JobStore::claim() {
   std::lock_guard lock(m_);
   return guarded(path_, "taking a job", [&]() -> std::optional<Job> {
     SQLite::Transaction tx(*db_);
-    SQLite::Statement q(*db_, std::string("SELECT ") + kColumns + " FROM jobs WHERE state = 'queued' ORDER BY seq LIMIT 1");
-    if (!q.executeStep()) return std::nullopt;
-    Job j = read_job(q);
-    SQLite::Statement u(*db_, "UPDATE jobs SET state = 'running', attempts = attempts + 1, "
-                              "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?");
-    u.bind(1, j.id);
-    u.exec();
-    tx.commit();
-    j.state = JobState::running, ++j.attempts;
-    return j;
+    for (;;) {
+      SQLite::Statement q(*db_, std::string("SELECT ") + kColumns + " FROM jobs WHERE state = 'queued' ORDER BY seq LIMIT 1");
+      if (!q.executeStep()) return std::nullopt;
+      Row r = Row::read(q);
+      q.reset();
+      put_right(r);  // planted as queued with a request cudal1 never sealed: it ends failed instead
+      if (r.state != job_state_name(JobState::queued)) continue;
+      r.state = job_state_name(JobState::running), ++r.attempts;
+      write(r);
+      tx.commit();
+      return r.job();
+    }
   });
 }
 
 void JobStore::finish(const std::string& id, JobState state, const nlohmann::json& outcome) {
   std::lock_guard lock(m_);
   guarded(path_, "recording a job's end", [&] {
-    SQLite::Statement u(*db_, "UPDATE jobs SET state = ?, outcome_json = ?, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
-                              "WHERE id = ?");
-    u.bind(1, job_state_name(state));
-    u.bind(2, outcome.dump());
-    u.bind(3, id);
-    u.exec();
+    SQLite::Statement q(*db_, std::string("SELECT ") + kColumns + " FROM jobs WHERE id = ?");
+    q.bind(1, id);
+    if (!q.executeStep()) return 0;
+    Row r = Row::read(q);
+    q.reset();
+    r.state = job_state_name(state), r.has_outcome = true, r.outcome = outcome.dump();
+    write(r);
     return 0;
   });
 }
@@ -174,7 +268,10 @@ std::optional<Job> JobStore::get(const std::string& id) {
     SQLite::Statement q(*db_, std::string("SELECT ") + kColumns + " FROM jobs WHERE id = ?");
     q.bind(1, id);
     if (!q.executeStep()) return std::nullopt;
-    return read_job(q);
+    Row r = Row::read(q);
+    q.reset();
+    put_right(r);  // a planted "done, reward 99" is never reported: the job is queued again
+    return r.job();
   });
 }
 

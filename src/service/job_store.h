@@ -2,6 +2,10 @@
 // before the client hears of it, and it only ever moves queued -> running -> done | failed. On
 // start, jobs left running by a crash go back to the queue (their attempts counted), so every job
 // a client was told about ends done or failed. Thread-safe.
+//
+// Rows are sealed (store/seal.h, key in PATH.key): a row whose seal does not fit (planted with
+// sqlite3, or from a job file older than seals) is never reported as it reads. Its job goes back to
+// the queue and is evaluated for real, or ends failed when its request is not one cudal1 sealed.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +17,8 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "store/seal.h"
 
 namespace SQLite {
 class Database;
@@ -54,13 +60,24 @@ class JobStore {
   JobCounts counts();
   int64_t requeued_at_start() const { return requeued_; }
   const std::filesystem::path& path() const { return path_; }
+  // The files a candidate must not reach: the job file, its -wal and -shm, and the seal key.
+  static std::vector<std::string> private_files(const std::filesystem::path& path);
+  // Rows put right so far because their seal did not fit.
+  std::size_t unsealed_rows_put_right() const { return alarm_.count(); }
 
  private:
+  struct Row;
   void open_database();
+  void check_every_row();
+  std::string row_seal(const Row& r) const;
+  void write(Row& r);
+  bool put_right(Row& r);
 
   std::filesystem::path path_;
   int lock_fd_ = -1;
   std::unique_ptr<SQLite::Database> db_;
+  std::unique_ptr<Sealer> sealer_;
+  SealAlarm alarm_;
   std::mutex m_;
   int64_t requeued_ = 0;
 };

@@ -148,6 +148,13 @@ void RewardService::run_job(const Job& job, const std::string& device) {
                      {{"error", error ? error->describe() : std::string("the evaluation did not run")}});
         return;
       }
+      if (result->infrastructure_failure()) {  // the machine failed twice, not the candidate: no reward, not stored
+        jobs_.finish(job.id, JobState::failed,
+                     {{"error", "infrastructure failure, not the candidate's verdict (" + result->infrastructure.value("cause", "") +
+                                    "): " + result->error + "; free host memory or run fewer --lanes, then submit it again"},
+                      {"infrastructure", result->infrastructure}});
+        return;
+      }
       try {
         store_.save(*result, o.protocol_key(), lane_device, cand_src);
       } catch (const std::exception& e) {

@@ -2,6 +2,9 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
+#include <algorithm>
+#include <cmath>
+#include <map>
 #include <mutex>
 
 #include "core/error.h"
@@ -30,7 +33,8 @@ CREATE TABLE IF NOT EXISTS evaluations (
   status           TEXT NOT NULL,
   accepted         INTEGER NOT NULL,
   speedup_eager    REAL,
-  result_json      TEXT NOT NULL
+  result_json      TEXT NOT NULL,
+  seal             TEXT
 );
 CREATE TABLE IF NOT EXISTS cache (
   key        TEXT NOT NULL,
@@ -87,11 +91,55 @@ auto guarded(const std::filesystem::path& path, const char* what, F&& f) {
                         std::forward<F>(f));
 }
 
+// The columns a seal covers, in the order Row lists them, then the seal and the id.
+constexpr const char* kRowColumns =
+    "task_hash, task_path, candidate_hash, candidate_path, candidate_source, device, device_name, torch_version, "
+    "protocol, status, accepted, speedup_eager, result_json, seal, id";
+constexpr const char* kEvaluationSeal = "cudal1-evaluation/1";
+
+// A REAL as sealed: JSON's shortest round-trip text, "null" for none (SQLite keeps doubles exact).
+std::string speedup_text(const std::optional<double>& v) { return v ? json(*v).dump() : "null"; }
+
 }  // namespace
 
-Store::Store(const std::filesystem::path& path) : path_(path) {
+// One evaluation row as stored: every field the store's lookups read is under the seal.
+struct Store::Row {
+  std::string task_hash, task_path, candidate_hash, candidate_path, candidate_source, device, device_name,
+      torch_version, protocol, status, accepted, speedup_eager, result_json, seal;
+  int64_t id = 0;
+  std::optional<double> speedup;
+
+  std::vector<std::string_view> sealed_fields() const {
+    return {task_hash, task_path, candidate_hash, candidate_path, candidate_source, device,
+            device_name, torch_version, protocol, status, accepted, speedup_eager, result_json};
+  }
+  static Row read(SQLite::Statement& q) {
+    auto text = [&](int i) { return q.getColumn(i).isNull() ? std::string() : q.getColumn(i).getString(); };
+    Row r{text(0), text(1), text(2), text(3), text(4), text(5), text(6), text(7), text(8), text(9),
+          std::to_string(q.getColumn(10).getInt64()), "", text(12), text(13), q.getColumn(14).getInt64(), std::nullopt};
+    if (!q.getColumn(11).isNull()) r.speedup = q.getColumn(11).getDouble();
+    r.speedup_eager = speedup_text(r.speedup);
+    return r;
+  }
+};
+
+std::optional<Store::Row> Store::next_sealed(SQLite::Statement& q, std::size_t& ignored) {
+  while (q.executeStep()) {
+    Row row = Row::read(q);
+    if (sealer_->verify(row.seal, kEvaluationSeal, row.sealed_fields())) return row;
+    ++ignored;
+  }
+  return std::nullopt;
+}
+
+Store::Store(const std::filesystem::path& path)
+    : path_(path),
+      alarm_("store", "rows written by an older cudal1 or by anything without the key " + Sealer::key_path(path).string() +
+                          " are never answered; their evaluations run again. If no older cudal1 wrote " + path.string() +
+                          ", something else can write it: keep candidates' processes away from it") {
   std::error_code ec;
   if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
+  create_private_file(path_);
   guarded(path_, "opening the store", [&] {
     db_ = std::make_unique<SQLite::Database>(path_.string(),
                                              SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
@@ -101,6 +149,9 @@ Store::Store(const std::filesystem::path& path) : path_(path) {
     // Stores made before the loop showed its exemplars: the column is added, empty for old rows.
     SQLite::Statement cols(*db_, "SELECT 1 FROM pragma_table_info('rl_samples') WHERE name = 'exemplars_json'");
     if (!cols.executeStep()) db_->exec("ALTER TABLE rl_samples ADD COLUMN exemplars_json TEXT NOT NULL DEFAULT '[]'");
+    // Stores made before rows were sealed: their rows stay, unsealed, and are never answered.
+    SQLite::Statement sealed(*db_, "SELECT 1 FROM pragma_table_info('evaluations') WHERE name = 'seal'");
+    if (!sealed.executeStep()) db_->exec("ALTER TABLE evaluations ADD COLUMN seal TEXT");
     SQLite::Statement version(*db_, "SELECT value FROM meta WHERE key = 'schema_version'");
     if (version.executeStep()) {
       int v = std::stoi(version.getColumn(0).getString());
@@ -114,24 +165,33 @@ Store::Store(const std::filesystem::path& path) : path_(path) {
     }
     return 0;
   });
+  sealer_ = std::make_unique<Sealer>(path_);
 }
 
 Store::~Store() = default;
+
+std::vector<std::string> Store::private_files() const {
+  return {path_.string(), path_.string() + "-wal", path_.string() + "-shm", sealer_->path().string()};
+}
 
 std::optional<EvalResult> Store::find(const std::string& task_hash,
                                       const std::string& candidate_hash,
                                       const std::string& protocol_key, const std::string& device) {
   std::lock_guard<std::mutex> lock(m_);  // one store, many queue lanes
   return guarded(path_, "reading the store", [&]() -> std::optional<EvalResult> {
-    SQLite::Statement q(*db_,
-                        "SELECT result_json FROM evaluations WHERE task_hash = ? AND "
-                        "candidate_hash = ? AND protocol = ? AND device = ? ORDER BY id DESC LIMIT 1");
+    // Newest first; an unsealed row is skipped as if it were not there.
+    SQLite::Statement q(*db_, std::string("SELECT ") + kRowColumns +
+                                  " FROM evaluations WHERE task_hash = ? AND candidate_hash = ? AND protocol = ? AND "
+                                  "device = ? ORDER BY id DESC");
     q.bind(1, task_hash);
     q.bind(2, candidate_hash);
     q.bind(3, protocol_key);
     q.bind(4, device);
-    if (!q.executeStep()) return std::nullopt;
-    EvalResult r = EvalResult::from_json(json::parse(q.getColumn(0).getString()));
+    std::size_t ignored = 0;
+    std::optional<Row> row = next_sealed(q, ignored);
+    alarm_.raise(ignored);
+    if (!row) return std::nullopt;
+    EvalResult r = EvalResult::from_json(json::parse(row->result_json));
     r.from_store = true;
     return r;
   });
@@ -139,26 +199,26 @@ std::optional<EvalResult> Store::find(const std::string& task_hash,
 
 int64_t Store::save(const EvalResult& r, const std::string& protocol_key, const std::string& device,
                     const std::string& candidate_source) {
+  if (r.infrastructure_failure()) return 0;  // the machine failed, not the candidate: no verdict to keep
   std::lock_guard<std::mutex> lock(m_);  // one store, many queue lanes
   return guarded(path_, "writing to the store", [&] {
+    Row row{r.task_hash, r.task_path, r.candidate_hash, r.candidate_path, candidate_source, device,
+            r.provenance.value("device_name", ""), r.provenance.value("torch", ""), protocol_key, status_name(r.status),
+            r.accepted ? "1" : "0", "", r.to_json().dump(), "", 0, std::nullopt};
+    if (auto it = r.speedup.find("eager"); it != r.speedup.end() && std::isfinite(it->second)) row.speedup = it->second;
+    row.speedup_eager = speedup_text(row.speedup);
     SQLite::Statement ins(*db_, R"sql(
       INSERT INTO evaluations (task_hash, task_path, candidate_hash, candidate_path, candidate_source,
-        device, device_name, torch_version, protocol, status, accepted, speedup_eager, result_json)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?))sql");
-    ins.bind(1, r.task_hash);
-    ins.bind(2, r.task_path);
-    ins.bind(3, r.candidate_hash);
-    ins.bind(4, r.candidate_path);
-    ins.bind(5, candidate_source);
-    ins.bind(6, device);
-    ins.bind(7, r.provenance.value("device_name", ""));
-    ins.bind(8, r.provenance.value("torch", ""));
-    ins.bind(9, protocol_key);
-    ins.bind(10, status_name(r.status));
+        device, device_name, torch_version, protocol, status, accepted, speedup_eager, result_json, seal)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?))sql");
+    int i = 0;
+    for (auto* text : {&row.task_hash, &row.task_path, &row.candidate_hash, &row.candidate_path, &row.candidate_source,
+                       &row.device, &row.device_name, &row.torch_version, &row.protocol, &row.status})
+      ins.bind(++i, *text);
     ins.bind(11, r.accepted ? 1 : 0);
-    if (auto it = r.speedup.find("eager"); it != r.speedup.end()) ins.bind(12, it->second);
-    else ins.bind(12);
-    ins.bind(13, r.to_json().dump());
+    row.speedup ? ins.bind(12, *row.speedup) : ins.bind(12);
+    ins.bind(13, row.result_json);
+    ins.bind(14, sealer_->seal(kEvaluationSeal, row.sealed_fields()));
     ins.exec();
     return db_->getLastInsertRowid();
   });
@@ -200,14 +260,17 @@ std::optional<double> Store::best_speedup(const std::string& task_hash, const st
                                           const std::string& device) {
   std::lock_guard<std::mutex> lock(m_);  // one store, many queue lanes
   return guarded(path_, "reading the store", [&]() -> std::optional<double> {
-    SQLite::Statement q(*db_,
-                        "SELECT MAX(speedup_eager) FROM evaluations WHERE task_hash = ? AND protocol = ? "
-                        "AND device = ? AND accepted = 1");
+    SQLite::Statement q(*db_, std::string("SELECT ") + kRowColumns +
+                                  " FROM evaluations WHERE task_hash = ? AND protocol = ? AND device = ? AND accepted = 1");
     q.bind(1, task_hash);
     q.bind(2, protocol_key);
     q.bind(3, device);
-    if (!q.executeStep() || q.getColumn(0).isNull()) return std::nullopt;
-    return q.getColumn(0).getDouble();
+    std::optional<double> best;
+    std::size_t ignored = 0;
+    while (auto row = next_sealed(q, ignored))
+      if (row->speedup && (!best || *row->speedup > *best)) best = row->speedup;
+    alarm_.raise(ignored);
+    return best;
   });
 }
 
@@ -215,19 +278,22 @@ std::vector<Store::Exemplar> Store::exemplars(const std::string& task_hash, cons
                                               const std::string& device) {
   std::lock_guard<std::mutex> lock(m_);
   return guarded(path_, "reading the store", [&] {
-    // The newest row per candidate decides: a later rejection takes an exemplar out.
-    SQLite::Statement q(*db_,
-                        "SELECT candidate_hash, candidate_source, speedup_eager FROM evaluations e "
-                        "WHERE task_hash = ?1 AND protocol = ?2 AND device = ?3 AND accepted = 1 "
-                        "AND speedup_eager IS NOT NULL AND id = (SELECT MAX(id) FROM evaluations n "
-                        "WHERE n.task_hash = e.task_hash AND n.candidate_hash = e.candidate_hash "
-                        "AND n.protocol = e.protocol AND n.device = e.device) ORDER BY id");
+    // The newest sealed row per candidate decides: a later rejection takes an exemplar out.
+    SQLite::Statement q(*db_, std::string("SELECT ") + kRowColumns +
+                                  " FROM evaluations WHERE task_hash = ? AND protocol = ? AND device = ? ORDER BY id");
     q.bind(1, task_hash);
     q.bind(2, protocol_key);
     q.bind(3, device);
+    std::map<std::string, Row> newest;
+    std::size_t ignored = 0;
+    while (auto row = next_sealed(q, ignored)) newest.insert_or_assign(row->candidate_hash, std::move(*row));
+    alarm_.raise(ignored);
+    std::vector<const Row*> kept;
+    for (auto& [hash, row] : newest)
+      if (row.accepted == "1" && row.speedup) kept.push_back(&row);
+    std::sort(kept.begin(), kept.end(), [](const Row* a, const Row* b) { return a->id < b->id; });
     std::vector<Exemplar> out;
-    while (q.executeStep())
-      out.push_back({q.getColumn(0).getString(), q.getColumn(1).getString(), q.getColumn(2).getDouble()});
+    for (const Row* row : kept) out.push_back({row->candidate_hash, row->candidate_source, *row->speedup});
     return out;
   });
 }

@@ -3,6 +3,11 @@
 // Each evaluation is one row: task and candidate hashes, the candidate's source, device and
 // versions, protocol, and the full result JSON. Rows are only ever added, so history is kept;
 // a lookup returns the newest row for (task, candidate, protocol, device). Thread-safe.
+//
+// Every evaluation row carries a seal (store/seal.h) under a key kept beside the file. A row whose
+// seal is missing or does not fit (written by an older cudal1, or planted by anything without the
+// key) is never answered, counted as an exemplar or a best speedup: it is as if absent, so the
+// evaluation runs again.
 #pragma once
 
 #include <filesystem>
@@ -13,9 +18,11 @@
 #include <vector>
 
 #include "evaluator/result.h"
+#include "store/seal.h"
 
 namespace SQLite {
 class Database;
+class Statement;
 }
 
 namespace cudal1 {
@@ -38,18 +45,23 @@ struct RlSample {
 
 class Store {
  public:
-  // Opens or creates the store (and its folder). Throws Error(store) with what to do.
+  // Opens or creates the store (and its folder; a new file is its owner's only) and its seal key.
+  // Throws Error(store) with what to do.
   explicit Store(const std::filesystem::path& path);
   ~Store();
 
   std::optional<EvalResult> find(const std::string& task_hash, const std::string& candidate_hash,
                                  const std::string& protocol_key, const std::string& device);
 
-  // Returns the new row's id.
+  // Returns the new row's id. A result with an infrastructure cause (evaluator/infrastructure.h)
+  // is no verdict on the candidate: nothing is written, and 0 is returned.
   int64_t save(const EvalResult& result, const std::string& protocol_key,
                const std::string& device, const std::string& candidate_source);
 
+  // Evaluation rows in the file, sealed or not.
   int64_t count();
+  // Rows ignored so far because their seal did not fit.
+  std::size_t unsealed_rows_ignored() const { return alarm_.count(); }
 
   // The best accepted eager speedup on record for a task on a device ("cpu", "cuda:1") under a protocol.
   std::optional<double> best_speedup(const std::string& task_hash, const std::string& protocol_key,
@@ -79,10 +91,17 @@ class Store {
   std::optional<nlohmann::json> find_cached(const std::string& key, const std::string& version);
   void save_cached(const std::string& key, const std::string& version, const nlohmann::json& value);
   const std::filesystem::path& path() const { return path_; }
+  // The files a candidate must not reach: the database, its -wal and -shm, and the seal key.
+  std::vector<std::string> private_files() const;
 
  private:
+  struct Row;
+  std::optional<Row> next_sealed(SQLite::Statement& q, std::size_t& ignored);
+
   std::filesystem::path path_;
   std::unique_ptr<SQLite::Database> db_;
+  std::unique_ptr<Sealer> sealer_;
+  SealAlarm alarm_;
   std::mutex m_;  // every method is safe to call from several threads
 };
 

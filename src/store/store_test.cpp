@@ -1,3 +1,4 @@
+#include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -101,4 +102,142 @@ TEST(Store, ExemplarsAreCandidatesWhoseNewestVerdictIsAccepted) {
   EXPECT_DOUBLE_EQ(ex[1].speedup, 2.2);
   EXPECT_TRUE(store.exemplars("t", "other", "cuda:0").empty());
   std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+// A fresh store in its own folder, removed afterwards.
+struct TempStore {
+  std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                              ("cudal1-sealed-" + std::to_string(::getpid()) + "-" +
+                               ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  std::filesystem::path db = dir / "results.db";
+  TempStore() { std::filesystem::remove_all(dir); }
+  ~TempStore() { std::filesystem::remove_all(dir); }
+};
+
+cudal1::EvalResult verdict(const char* cand, cudal1::Status status, double speedup) {
+  cudal1::EvalResult r;
+  r.task_hash = "t";
+  r.candidate_hash = cand;
+  r.status = status;
+  r.accepted = status == cudal1::Status::ok;
+  if (speedup > 0) r.speedup["eager"] = speedup;
+  return r;
+}
+
+// What the attack wrote with sqlite3: an accepted 50x verdict for a file nobody evaluated.
+void plant_forged_verdict(const std::filesystem::path& db, const char* cand, const char* seal) {
+  SQLite::Database raw(db.string(), SQLite::OPEN_READWRITE);
+  cudal1::EvalResult forged = verdict(cand, cudal1::Status::ok, 50.0);
+  SQLite::Statement ins(raw, "INSERT INTO evaluations (task_hash, candidate_hash, candidate_source, device, protocol, "
+                             "status, accepted, speedup_eager, result_json, seal) "
+                             "VALUES ('t', ?, 'zeros', 'cpu', 'p', 'ok', 1, 50.0, ?, ?)");
+  ins.bind(1, cand);
+  ins.bind(2, forged.to_json().dump());
+  seal ? ins.bind(3, seal) : ins.bind(3);
+  ins.exec();
+}
+
+}  // namespace
+
+TEST(Store, ForgedVerdictRowIsNeverAnswered) {
+  TempStore t;
+  Store store(t.db);
+  store.save(verdict("honest", Status::ok, 1.5), "p", "cpu", "src");
+  plant_forged_verdict(t.db, "zeros", nullptr);
+  // A seal copied from a genuine row does not fit another row's fields.
+  SQLite::Database raw(t.db.string(), SQLite::OPEN_READONLY);
+  std::string copied = raw.execAndGet("SELECT seal FROM evaluations WHERE candidate_hash = 'honest'").getString();
+  plant_forged_verdict(t.db, "zeros", copied.c_str());
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(store.find("t", "zeros", "p", "cpu")) << "the all-zeros file must be evaluated, not answered 50x";
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("store: ignored 2 rows whose seal does not match (written outside cudal1?)"), std::string::npos) << err;
+  EXPECT_NE(err.find("hint:"), std::string::npos);
+  EXPECT_DOUBLE_EQ(*store.best_speedup("t", "p", "cpu"), 1.5) << "a forged row never sets the bar";
+  auto ex = store.exemplars("t", "p", "cpu");
+  ASSERT_EQ(ex.size(), 1u);
+  EXPECT_EQ(ex[0].candidate_hash, "honest");
+  EXPECT_GE(store.unsealed_rows_ignored(), 6u);
+  ASSERT_TRUE(store.find("t", "honest", "p", "cpu"));
+}
+
+TEST(Store, TamperedSealedRowIsIgnoredAndTheOlderVerdictStands) {
+  TempStore t;
+  Store store(t.db);
+  store.save(verdict("c", Status::incorrect, 0), "p", "cpu", "src");
+  store.save(verdict("c", Status::incorrect, 0), "p", "cpu", "src");
+  {
+    // The newest row's verdict rewritten in place, its seal kept.
+    SQLite::Database raw(t.db.string(), SQLite::OPEN_READWRITE);
+    std::string json_text = verdict("c", Status::ok, 50.0).to_json().dump();
+    SQLite::Statement u(raw, "UPDATE evaluations SET result_json = ?, status = 'ok', accepted = 1, speedup_eager = 50 "
+                             "WHERE id = (SELECT MAX(id) FROM evaluations)");
+    u.bind(1, json_text);
+    u.exec();
+  }
+  testing::internal::CaptureStderr();
+  auto hit = store.find("t", "c", "p", "cpu");
+  testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(hit);
+  EXPECT_EQ(hit->status, Status::incorrect);
+  EXPECT_FALSE(store.best_speedup("t", "p", "cpu"));
+  EXPECT_TRUE(store.exemplars("t", "p", "cpu").empty());
+  {
+    // Only the speedup column changed: still caught, the column is under the seal too.
+    SQLite::Database raw(t.db.string(), SQLite::OPEN_READWRITE);
+    raw.exec("UPDATE evaluations SET result_json = (SELECT result_json FROM evaluations WHERE id = 1), "
+             "status = 'incorrect', accepted = 0, speedup_eager = NULL WHERE id = 2");
+    raw.exec("UPDATE evaluations SET speedup_eager = 50 WHERE id = 1");
+  }
+  EXPECT_EQ(store.find("t", "c", "p", "cpu")->status, Status::incorrect);  // row 2 is whole again
+  EXPECT_EQ(store.unsealed_rows_ignored(), 3u);  // row 2 at the first find, best_speedup and exemplars
+}
+
+TEST(Store, RowsOfAStoreFromBeforeSealsAreKeptButNeverAnswered) {
+  TempStore t;
+  std::filesystem::create_directories(t.dir);
+  {
+    SQLite::Database raw(t.db.string(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    raw.exec("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
+    raw.exec("INSERT INTO meta VALUES ('schema_version', '1')");
+    raw.exec("CREATE TABLE evaluations (id INTEGER PRIMARY KEY, created_at TEXT NOT NULL DEFAULT 'then', "
+             "task_hash TEXT NOT NULL, task_path TEXT, candidate_hash TEXT NOT NULL, candidate_path TEXT, "
+             "candidate_source TEXT NOT NULL, device TEXT NOT NULL, device_name TEXT, torch_version TEXT, "
+             "protocol TEXT NOT NULL, status TEXT NOT NULL, accepted INTEGER NOT NULL, speedup_eager REAL, "
+             "result_json TEXT NOT NULL)");
+    raw.exec("INSERT INTO evaluations (task_hash, candidate_hash, candidate_source, device, protocol, status, "
+             "accepted, speedup_eager, result_json) VALUES ('t', 'c', 'src', 'cpu', 'p', 'ok', 1, 2.0, '" +
+             verdict("c", Status::ok, 2.0).to_json().dump() + "')");
+  }
+  Store store(t.db);
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(store.find("t", "c", "p", "cpu"));
+  testing::internal::GetCapturedStderr();
+  EXPECT_EQ(store.count(), 1);  // kept for audit, not believed
+  store.save(verdict("c", Status::ok, 2.0), "p", "cpu", "src");
+  ASSERT_TRUE(store.find("t", "c", "p", "cpu"));
+}
+
+TEST(Store, NewStoreAndItsKeyAreTheOwnersOnly) {
+  TempStore t;
+  Store store(t.db);
+  store.save(verdict("c", Status::ok, 2.0), "p", "cpu", "src");
+  auto others = std::filesystem::perms::group_all | std::filesystem::perms::others_all;
+  for (auto& f : store.private_files())
+    if (std::filesystem::exists(f))
+      EXPECT_EQ(std::filesystem::status(f).permissions() & others, std::filesystem::perms::none) << f;
+  EXPECT_TRUE(std::filesystem::exists(t.db.string() + ".key"));
+  EXPECT_EQ(store.private_files().back(), t.db.string() + ".key");
+}
+
+TEST(Store, InfrastructureFailureIsNotAVerdictAndIsNotSaved) {
+  TempStore t;
+  Store store(t.db);
+  EvalResult r = verdict("c", Status::crash, 0);
+  r.infrastructure = {{"cause", "out-of-memory killer"}};
+  EXPECT_EQ(store.save(r, "p", "cpu", "src"), 0);
+  EXPECT_EQ(store.count(), 0);
+  EXPECT_FALSE(store.find("t", "c", "p", "cpu"));
 }
