@@ -95,6 +95,23 @@ TEST(SandboxAttack, ForgingTheStoreAndOverwritingTheTaskChangeNothing) {
   EXPECT_EQ(json::parse(out2)["status"], "incorrect") << "the reference still computes x * scale + y";
 }
 
+// The sandbox's uid has no passwd entry: code that asks for its user name (torch.compile's cache
+// folder, the profiler's) must still get one, even where the parent's environment has none.
+TEST(SandboxAttack, AUserNameWithoutAPasswdEntry) {
+  Workspace w;
+  fs::path cand = w.candidate("asks_user.py", "import getpass\nNAME = getpass.getuser()\n");
+  std::string cmd = "env -u USER -u LOGNAME " + std::string(CUDAL1_BINARY) + " eval --json --no-store --task " +
+                    w.task.string() + " --candidate " + cand.string() + " --buckets 3 --calls 3 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  pclose(p);
+  auto at = out.find('{');
+  ASSERT_NE(at, std::string::npos) << out;
+  EXPECT_EQ(json::parse(out.substr(at))["status"], "ok") << out;
+}
+
 // kill -9 of `cudal1 eval` while the candidate hangs in its first call, with a helper in a
 // session of its own: nothing of the evaluation is left 5 s later.
 TEST(SandboxAttack, KillNineOfEvalLeavesNoProcessBehind) {

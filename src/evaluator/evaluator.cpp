@@ -7,6 +7,8 @@
 #include <optional>
 #include <random>
 
+#include <unistd.h>
+
 #include "baselines/baselines.h"
 #include "core/error.h"
 #include "core/hash.h"
@@ -165,6 +167,12 @@ std::vector<std::string> hidden_from_sandboxes(const EvalOptions& o) {
   for (auto& f : o.protect_files) hidden.push_back(fs::absolute(f).parent_path().string());
   for (auto& d : o.hidden_paths) hidden.push_back(d);
   return hidden;
+}
+
+// This machine's name: a sandboxed worker sees only its sandbox's (its own UTS namespace).
+std::string host_name() {
+  char name[256] = {};
+  return gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string();
 }
 
 // Speedups against the task's baselines: the eager figure times each baseline's cached ratio.
@@ -409,7 +417,7 @@ static EvalResult run_once(PreparedEvaluation& p) {
                   {"device", o.device}, {"device_name", env.value("device_name", "")},
                   {"driver", env.value("driver", json(nullptr))}, {"torch", env.value("torch", "")},
                   {"cuda", env.value("cuda", json(nullptr))}, {"python", env.value("python", "")},
-                  {"host", env.value("host", "")}, {"cudal1", CUDAL1_VERSION},
+                  {"host", host_name()}, {"cudal1", CUDAL1_VERSION},
                   {"tolerance", tolerance_mode_name(o.tolerance)}, {"seed", plan.base_seed},
                   {"cases", plan.cases}, {"sandbox", sandbox_support().describe()}};
 

@@ -52,6 +52,9 @@ Worker::Worker(const WorkerSpec& spec)
       sp.writable.push_back(spec.extensions_dir);
     sp.gpu = spec.device.rfind("cuda", 0) == 0;
     ps.sandbox = std::move(sp);
+    // The sandbox's uid has no passwd entry, and Python's getpass.getuser() (torch.compile's and
+    // the profiler's cache folders are named after it) falls back to one when these are unset.
+    ps.env["USER"] = ps.env["LOGNAME"] = "cudal1-sandbox";
   }
   process_ = std::make_unique<Process>(ps);
   join(DeviceGate::Member::current());
