@@ -125,10 +125,13 @@ for mode in ${MODES:-queue stock}; do
   kill $sampler 2>/dev/null; wait $sampler 2>/dev/null
 done
 
-{ [ -s "$out/summary_queue.json" ] || [ -s "$out/summary_queue-freeze.json" ]; } && [ -s "$out/summary_stock.json" ] ||
+have_queue=; { [ -s "$out/summary_queue.json" ] || [ -s "$out/summary_queue-freeze.json" ]; } && have_queue=1
+have_stock=; [ -s "$out/summary_stock.json" ] && have_stock=1
+have_l1=; [ -s "$out/summary_cuda-l1.json" ] && have_l1=1
+[ -n "$have_queue$have_stock" ] && [ -n "$have_queue" -a -n "$have_stock" -o -n "$have_l1" ] ||
   { echo "one path so far: run the others with MODES and the same OUT_DIR"; exit 0; }
 [ -s "$out/warmup.txt" ] && cat "$out/warmup.txt"
-python3 - "$out" "${LANES:-1}" <<'PY'
+[ -n "$have_queue" ] && [ -n "$have_stock" ] && python3 - "$out" "${LANES:-1}" <<'PY'
 import json, os, statistics, sys
 out, lanes_per_device = sys.argv[1], int(sys.argv[2])
 modes = [m for m in ("queue", "queue-freeze", "stock") if os.path.exists(f"{out}/summary_{m}.json")]
@@ -202,4 +205,45 @@ for m in queues:
     differ = [k for k in q if q[k] != st.get(k)]
     print(f"{m}: {rows[m][2] / rows['stock'][2]:.1f}x the stock way's evaluations/hour; verdicts differ on {len(differ)} of {len(q)}"
           + (": " + ", ".join(f"{k} {q[k]} vs {st.get(k)}" for k in differ) if differ else ""))
+PY
+# CUDA-L1's own evaluator beside cudal1's ways: its rate, and each candidate's verdict and speedup
+# side by side (cudal1's status and eager speedup; CUDA-L1's outcome and mean score).
+[ -n "$have_l1" ] && python3 - "$out" <<'PY'
+import json, os, sys
+out = sys.argv[1]
+ways = [m for m in ("queue-freeze", "queue", "stock", "cuda-l1") if os.path.exists(f"{out}/summary_{m}.json")]
+print(f"{'way':<13} {'evals':>5} {'wall s':>8} {'evals/hour':>10}")
+for m in ways:
+    s = json.load(open(f"{out}/summary_{m}.json"))
+    print(f"{m:<13} {s['evaluations']:>5} {s['wall_s']:>8.1f} {s['evaluations_per_hour']:>10.0f}")
+def cudal1_way(mode):
+    got = {}
+    for l in open(f"{out}/results_{mode}.jsonl"):
+        r = json.loads(l)
+        res = r.get("result") or {}
+        flags = [f["id"] for f in res.get("flags", []) if f.get("severity") == "block"]
+        got[r["id"]] = (res.get("status", "error") + (f" ({', '.join(flags)})" if flags else ""),
+                        (res.get("speedup") or {}).get("eager"), bool(res.get("accepted")))
+    return got
+table = {m: cudal1_way(m) for m in ways if m != "cuda-l1"}
+table["cuda-l1"] = {}
+for l in open(f"{out}/results_cuda-l1.jsonl"):
+    r = json.loads(l)
+    table["cuda-l1"][r["id"]] = (r["verdict"], r.get("speedup"), r["verdict"] == "ok")
+ids = [json.loads(l)["id"] for l in open(f"{out}/pairs.jsonl")]
+print("\n| candidate | " + " | ".join(ways) + " |\n|---|" + "---|" * len(ways))
+disagree = {m: [] for m in ways if m != "cuda-l1"}
+for i in ids:
+    cells = []
+    for m in ways:
+        v = table[m].get(i)
+        cells.append("-" if v is None else v[0] + (f" {v[1]:.2f}x" if v[1] else ""))
+    print(f"| {i} | " + " | ".join(cells) + " |")
+    l1 = table["cuda-l1"].get(i)
+    for m in disagree:
+        mine = table[m].get(i)
+        if l1 and mine and l1[2] != mine[2]:
+            disagree[m].append(i)
+for m, ids_ in disagree.items():
+    print(f"{m} and CUDA-L1's own evaluator accept differently on {len(ids_)} of {len(table[m])}" + (": " + ", ".join(ids_) if ids_ else ""))
 PY

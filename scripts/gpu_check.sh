@@ -141,12 +141,17 @@ fi
 # 4d. Throughput: the queue against the stock way (stage throughput; THROUGHPUT_MODES splits it
 # over two calls with the same OUT, N_CUDA_L1 rows from CUDA_L1_JSONL; "queue queue-freeze stock"
 # adds the queue with freezing).
+# THROUGHPUT_RESTORE: an earlier call's throughput_files.tgz (from a machine since given back) to go
+# on from: the pairs, the stock way's and CUDA-L1's own evaluator's rows so far.
+if has throughput && [ -n "${THROUGHPUT_RESTORE:-}" ] && [ ! -d "$scratch/throughput" ]; then
+  mkdir -p "$scratch/throughput" && tar -xzf "$THROUGHPUT_RESTORE" -C "$scratch/throughput"
+fi
 has throughput && MODES=${THROUGHPUT_MODES:-queue stock} bench/throughput.sh "$bin/cudal1" "${N_CUDA_L1:-6}" "$scratch/throughput" \
   >"$out/throughput.txt" 2>&1
 # Its result lines (each module's build path and notes, each phase) come back in one file: a call
 # brings back only so many files.
 has throughput && tar -czf "$out/throughput_files.tgz" -C "$scratch/throughput" --exclude='cache_*' --exclude=cuda_l1 \
-  --exclude='results.db*' . 2>/dev/null
+  --exclude='results.db*' --exclude=output.txt --exclude=args.json . 2>/dev/null
 
 # 4e. Baselines of a few bundled tasks, eager against itself included (stage baselines).
 has baselines && "$bin/cudal1" baselines --device cuda --control $(ls tasks/level1/*.py | head -n "${N_BASELINES:-4}") \
