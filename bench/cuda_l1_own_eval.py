@@ -90,9 +90,6 @@ def main() -> int:
     p.add_argument("--deadline", type=float, default=float("inf"), help="start no row after this many seconds")
     p.add_argument("--row-timeout", type=float, default=900, help="a row still running after this is killed")
     a = p.parse_args()
-    if not os.path.isfile(a.eval_cuda):
-        print(f"cuda_l1_own_eval: {a.eval_cuda} is not a file; pass the path of CUDA-L1's eval_cuda.py", file=sys.stderr)
-        return 2
     start = time.monotonic()
     pairs = [json.loads(line) for line in open(a.pairs) if line.strip()]
     results_path = os.path.join(a.out_dir, "results_cuda-l1.jsonl")
@@ -103,6 +100,9 @@ def main() -> int:
     for i, pair in enumerate(pairs):
         if pair["id"] in done:
             continue
+        if not os.path.isfile(a.eval_cuda):
+            print(f"cuda_l1_own_eval: {a.eval_cuda} is not a file; pass the path of CUDA-L1's eval_cuda.py", file=sys.stderr)
+            return 2
         if time.monotonic() - start >= a.deadline:
             print(f"cuda-l1: deadline reached with {len(pairs) - len(done)} rows left; run again with the same "
                   "OUT_DIR to go on", file=sys.stderr)
