@@ -112,6 +112,34 @@ TEST(SandboxAttack, AUserNameWithoutAPasswdEntry) {
   EXPECT_EQ(json::parse(out.substr(at))["status"], "ok") << out;
 }
 
+// Where the kernel refuses namespaces the fallback still evaluates, says so, and (as root, with a
+// uid of its own) still stops and flags a helper that escaped into a session of its own.
+TEST(SandboxAttack, TheFallbackSaysSoAndStillCatchesAHelperProcess) {
+  Workspace w;
+  auto run = [&](const fs::path& cand) {
+    // The extension cache outside a 0700 home, so that the sandbox's uid can reach all it needs.
+    std::string cmd = "CUDAL1_SANDBOX=fallback CUDAL1_CACHE=" + (w.root / "cache").string() + " " +
+                      std::string(CUDAL1_BINARY) + " eval --json --no-store --task " +
+                      w.task.string() + " --candidate " + cand.string() + " --buckets 3 --calls 3 2>/dev/null";
+    FILE* p = popen(cmd.c_str(), "r");
+    std::string out;
+    char buf[4096];
+    for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+    pclose(p);
+    return json::parse(out, nullptr, false);
+  };
+  json honest = run(cudal1::fixtures_dir() / "candidates" / "ok_scale_add_alpha.py");
+  ASSERT_TRUE(honest.is_object());
+  EXPECT_EQ(honest["status"], "ok") << honest.dump();
+  EXPECT_EQ(honest["provenance"]["sandbox"].get<std::string>().rfind("fallback", 0), 0u) << honest["provenance"].dump();
+  if (geteuid() != 0) GTEST_SKIP() << "without root the fallback keeps the caller's uid and cannot tell its helpers apart";
+  json hog = run(cudal1::fixtures_dir() / "candidates" / "rejected_scale_add_hog_process_setsid.py");
+  EXPECT_EQ(hog["status"], "rejected") << hog.dump();
+  bool flagged = false;
+  for (auto& f : hog["flags"]) flagged |= f["id"] == "background_process";
+  EXPECT_TRUE(flagged) << hog["flags"].dump();
+}
+
 // kill -9 of `cudal1 eval` while the candidate hangs in its first call, with a helper in a
 // session of its own: nothing of the evaluation is left 5 s later.
 TEST(SandboxAttack, KillNineOfEvalLeavesNoProcessBehind) {

@@ -57,6 +57,8 @@ fs::path extension_cache_dir() {
   return fs::path(home ? home : "/tmp") / ".cache" / "cudal1" / "torch_extensions";
 }
 
+unsigned private_dir_mode() { return geteuid() == 0 ? 0711 : 0700; }
+
 fs::path make_private_dir(const char* prefix, const fs::path& parent) {
   const char* tmp = std::getenv("TMPDIR");
   std::string base = !parent.empty() ? parent.string() : std::string(tmp && *tmp ? tmp : "/tmp");
@@ -66,7 +68,7 @@ fs::path make_private_dir(const char* prefix, const fs::path& parent) {
   if (!mkdtemp(buf.data()))
     throw Error(ErrorKind::runner, "cannot create a temporary directory " + templ,
                 "check that $TMPDIR (or /tmp) exists and is writable");
-  chmod(buf.data(), 0700);
+  chmod(buf.data(), private_dir_mode());
   return fs::path(buf.data());
 }
 
@@ -82,7 +84,7 @@ fs::path scratch_parent() {
     std::error_code ec;
     fs::create_directories(p, ec);
     if (!ec) {
-      chmod(p.c_str(), 0700);
+      chmod(p.c_str(), private_dir_mode());
       return p;
     }
   }

@@ -21,7 +21,11 @@ std::filesystem::path default_store_path();
 // $CUDAL1_CACHE/torch_extensions, else ~/.cache/cudal1/torch_extensions.
 std::filesystem::path extension_cache_dir();
 
-// A fresh private directory (mode 0700) under `parent` (default $TMPDIR, else /tmp).
+// The mode of cudal1's private folders: 0700, or 0711 when cudal1 runs as root, so that a
+// sandbox's own uid may pass through to the one folder it is given (it cannot list them).
+unsigned private_dir_mode();
+
+// A fresh private directory (mode private_dir_mode()) under `parent` (default $TMPDIR, else /tmp).
 std::filesystem::path make_private_dir(const char* prefix, const std::filesystem::path& parent = {});
 
 // Where evaluations keep inputs and outputs while they run: $CUDAL1_SCRATCH, else a folder in

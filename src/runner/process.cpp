@@ -35,6 +35,7 @@
 
 #include "core/error.h"
 #include "core/process_tree.h"
+#include "sandbox/mount_plan.h"
 #include "sandbox/seccomp.h"
 
 extern char** environ;
@@ -237,6 +238,28 @@ void give_to_uid(const std::string& path, uid_t uid) {
     (void)!lchown(it->path().c_str(), uid, gid_t(uid));
 }
 
+// Without a mount namespace a switched uid must reach what it needs through the real folders;
+// where one of them is closed to it (a 0700 home holding the interpreter), the fallback keeps
+// cudal1's uid rather than fail, and says so once.
+bool reachable_by(const SandboxPolicy& policy, const std::vector<std::string>& argv, uid_t uid) {
+  std::vector<std::string> needed = {policy.scratch, argv.front()};
+  needed.insert(needed.end(), policy.writable.begin(), policy.writable.end());
+  needed.insert(needed.end(), policy.readable.begin(), policy.readable.end());
+  for (auto& path : needed)
+    for (std::filesystem::path a = std::filesystem::path(path).parent_path(); !a.empty() && a != a.root_path();
+         a = a.parent_path())
+      if (!uid_may_enter(a.string(), uid, uid)) {
+        static std::once_flag said;
+        std::call_once(said, [&] {
+          std::fprintf(stderr, "cudal1: the fallback sandbox keeps cudal1's own uid: %s is closed to other uids "
+                               "(hint: install bubblewrap, or keep Python and the task files outside such folders)\n",
+                       a.c_str());
+        });
+        return false;
+      }
+  return true;
+}
+
 std::string signal_name(int sig) {
   const char* abbrev = sigabbrev_np(sig);
   return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
@@ -288,7 +311,10 @@ Process::Process(const ProcessSpec& spec) : limits_(spec.limits) {
     const SandboxSupport& support = sandbox_support();
     uid_ = std::make_unique<SandboxUid>();
     uid_t uid = uid_->uid();
-    if (uid != geteuid()) {
+    switched_uid_ = uid != geteuid() &&
+                    (support.kind == SandboxKind::namespaces || reachable_by(*spec.sandbox, spec.argv, uid));
+    if (!switched_uid_) uid = geteuid();
+    if (switched_uid_) {
       give_to_uid(spec.sandbox->scratch, uid);
       for (auto& w : spec.sandbox->writable) give_to_uid(w, uid);
       // Threads count too (torch starts one per core, inductor a pool): generous, but a fork
@@ -312,7 +338,7 @@ Process::Process(const ProcessSpec& spec) : limits_(spec.limits) {
     } else {
       sandbox_ = Sandboxed::fallback;
       cs.fallback = true;
-      cs.switch_uid = uid != geteuid();
+      cs.switch_uid = switched_uid_;
       // Whatever still runs as this slot's uid was left by a cudal1 that died holding it (the
       // slot's lock is ours now): without a PID namespace nothing else ended it.
       if (cs.switch_uid)
@@ -436,22 +462,32 @@ void Process::find_main_pid(int info_fd) {
   }
 }
 
+std::vector<pid_t> Process::outside_tree() const {
+  std::vector<pid_t> roots;
+  if (sandbox_ != Sandboxed::fallback) return roots;
+  if (switched_uid_) return processes_of_uid(uid_->uid());
+  // Without a uid of its own, what left the tree by a double fork was re-parented to us (a
+  // subreaper): a child of ours that no live Process owns is some candidate's.
+  std::lock_guard<std::mutex> l(g_live_mutex);
+  for (pid_t orphan : children_of(getpid()))
+    if (!g_live.count(orphan)) roots.push_back(orphan);
+  return roots;
+}
+
 std::vector<pid_t> Process::sandbox_processes() const {
   std::vector<pid_t> all = process_tree(pid_);
-  if (sandbox_ == Sandboxed::fallback && uid_ && uid_->uid() != geteuid()) {
-    std::set<pid_t> seen(all.begin(), all.end());
-    for (pid_t p : processes_of_uid(uid_->uid()))
+  std::set<pid_t> seen(all.begin(), all.end());
+  for (pid_t root : outside_tree())
+    for (pid_t p : process_tree(root))
       if (seen.insert(p).second) all.push_back(p);
-  }
   return all;
 }
 
 bool Process::stop_others() {
   if (!sandboxed() || exit_) return true;
   bool stopped = stop_tree(pid_, main_pid_);
-  if (sandbox_ == Sandboxed::fallback && uid_ && uid_->uid() != geteuid())
-    for (pid_t p : processes_of_uid(uid_->uid()))
-      if (p != main_pid_) stopped &= stop_tree(p, main_pid_);
+  for (pid_t root : outside_tree())
+    if (root != main_pid_) stopped &= stop_tree(root, main_pid_);
   return stopped;
 }
 
@@ -462,14 +498,12 @@ void Process::continue_others() {
 
 double Process::others_cpu_ms() const {
   if (!sandboxed()) return 0;
+  auto tree = process_tree(pid_);
+  std::set<pid_t> in_tree(tree.begin(), tree.end());
   double total = tree_cpu_ms(pid_, main_pid_);
-  if (sandbox_ == Sandboxed::fallback && uid_ && uid_->uid() != geteuid()) {
-    auto tree = process_tree(pid_);
-    std::set<pid_t> in_tree(tree.begin(), tree.end());
-    for (pid_t p : processes_of_uid(uid_->uid()))
-      if (!in_tree.count(p))
-        if (auto st = read_proc_stat(p)) total += st->cpu_ms + st->children_cpu_ms;
-  }
+  for (pid_t p : sandbox_processes())
+    if (!in_tree.count(p))
+      if (auto st = read_proc_stat(p)) total += st->cpu_ms + st->children_cpu_ms;
   return total;
 }
 
@@ -611,7 +645,7 @@ void Process::kill_all() {
     for (pid_t p : sandbox_processes())
       if (p != pid_) kill(p, SIGKILL);
     kill_tree(pid_);
-    if (sandbox_ == Sandboxed::fallback && uid_ && uid_->uid() != geteuid())
+    if (sandbox_ == Sandboxed::fallback && switched_uid_)
       for (int pass = 0; pass < 20; ++pass) {
         auto left = processes_of_uid(uid_->uid());
         if (left.empty()) break;

@@ -123,10 +123,13 @@ class Process {
   bool check_memory();
   void find_main_pid(int info_fd);
   std::vector<pid_t> sandbox_processes() const;
+  // The fallback's processes outside its tree: its uid's, or (keeping ours) our orphans.
+  std::vector<pid_t> outside_tree() const;
 
   enum class Sandboxed { no, namespaces, fallback };
   Sandboxed sandbox_ = Sandboxed::no;
   std::unique_ptr<SandboxUid> uid_;
+  bool switched_uid_ = false;  // the sandbox runs as uid_'s uid, not ours
   pid_t pid_ = -1, main_pid_ = -1;
   int req_fd_ = -1, rep_fd_ = -1, out_fd_ = -1, err_fd_ = -1;
   std::function<std::chrono::nanoseconds()> frozen_clock_;
