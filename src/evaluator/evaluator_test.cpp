@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -91,6 +93,43 @@ INSTANTIATE_TEST_SUITE_P(Corpus, Fixture, ::testing::ValuesIn(all_cases()),
 }  // namespace
 
 namespace {
+
+// The background-work checks on a machine busier than its cores: spinning threads in this test
+// process (twice the cores) compete with both workers. A hog thread and a hog process must still
+// be caught, and an honest candidate with idle threads still accepted.
+TEST(Evaluator, BackgroundWorkIsCaughtOnALoadedMachine) {
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> load;
+  for (unsigned i = 0; i < 2 * std::max(1u, std::thread::hardware_concurrency()); ++i)
+    load.emplace_back([&] {
+      volatile unsigned long x = 0;
+      while (!stop.load(std::memory_order_relaxed)) x = x + 1;
+    });
+  auto judge = [](const std::string& task, const std::string& cand) {
+    EvalOptions o;
+    o.task_path = (fixtures_dir() / "tasks" / task).string();
+    o.candidate_path = (fixtures_dir() / "candidates" / cand).string();
+    o.device = CUDAL1_TEST_DEVICE;
+    o.buckets = 3;
+    o.calls_per_bucket = 4;
+    o.max_remeasure = 0;
+    o.lint = false;
+    o.call_timeout_s = 60;
+    return evaluate(o);
+  };
+  auto has = [](const EvalResult& r, const std::string& id) {
+    return std::any_of(r.flags.begin(), r.flags.end(), [&](auto& f) { return f.id == id; });
+  };
+  EvalResult thread_hog = judge("gemm_relu.py", "rejected_gemm_relu_hog_thread_from_import.py");
+  EvalResult process_hog = judge("scale_add.py", "rejected_scale_add_hog_process_fork.py");
+  EvalResult honest = judge("gemm_relu.py", "ok_gemm_relu_sleeping_timer_thread.py");
+  stop = true;
+  for (auto& t : load) t.join();
+  EXPECT_TRUE(has(thread_hog, "background_thread")) << thread_hog.statistics.dump();
+  EXPECT_EQ(status_name(thread_hog.status), "rejected");
+  EXPECT_TRUE(has(process_hog, "background_process")) << process_hog.statistics.dump();
+  EXPECT_TRUE(honest.accepted) << honest.error << honest.statistics.dump();
+}
 
 // A gain above 3x is timed again in a fresh candidate process, and the lower figure stands.
 TEST(Evaluator, LargeSpeedupsAreRetimedInAFreshProcess) {

@@ -226,15 +226,19 @@ namespace {
 // What the timed buckets collect besides the buckets themselves.
 struct TimedRun {
   std::vector<SampledCall> pool;  // sampled calls, for verify_calls
-  double idle_ms = 0, idle_cpu_ms = 0;  // the candidate's other threads while it waited
-  double ref_idle_ms = 0, ref_idle_cpu_ms = 0;  // the reference's, for what torch and the driver do anyway
+  // The candidate's other threads while it waited: the CPU they used, and what they wanted (that
+  // CPU plus their wait on the run queue: on a loaded machine a spinning thread gets only a share).
+  double idle_ms = 0, idle_cpu_ms = 0, idle_demand_ms = 0;
+  double ref_idle_ms = 0, ref_idle_cpu_ms = 0, ref_idle_demand_ms = 0;  // the reference's, for what torch and the driver do anyway
   double topped_up_ms = 0;  // waiting added after the buckets (top_up_idle)
 
   // A worker's report of its idle time since its last batch, added to one side's totals.
-  static void add_idle(const json& body, double& ms, double& cpu_ms) {
+  static void add_idle(const json& body, double& ms, double& cpu_ms, double& demand_ms) {
     if (!body.contains("idle") || !body["idle"].is_object()) return;
     ms += body["idle"].value("idle_ms", 0.0);
-    cpu_ms += body["idle"].value("other_threads_cpu_ms", 0.0);
+    double cpu = body["idle"].value("other_threads_cpu_ms", 0.0);
+    cpu_ms += cpu;
+    demand_ms += cpu + body["idle"].value("other_threads_wait_ms", 0.0);
   }
 
   void keep(const json& req, const json& recs, std::size_t from) {
@@ -290,7 +294,7 @@ bool time_bucket(Session& s, Worker& cand, const TimingSettings& ts, const Overh
       WorkerReply rep = cand.request(req, batch_timeout);
       if (apply_candidate_failure(rep, "timed calls", cand.stderr_tail(), r)) return false;
       apply_guard_evidence(rep.body, true, r);
-      TimedRun::add_idle(rep.body, run.idle_ms, run.idle_cpu_ms);
+      TimedRun::add_idle(rep.body, run.idle_ms, run.idle_cpu_ms, run.idle_demand_ms);
       const json* recs = call_records(req, rep, r);
       if (!recs) return false;
       run.keep(req, *recs, kSettle);
@@ -301,7 +305,7 @@ bool time_bucket(Session& s, Worker& cand, const TimingSettings& ts, const Overh
       bucket.cand_stalled_ms = rep.stalled_ms;
     } else {
       WorkerReply rep = reference_alone(s, req, batch_timeout);
-      TimedRun::add_idle(rep.body, run.ref_idle_ms, run.ref_idle_cpu_ms);
+      TimedRun::add_idle(rep.body, run.ref_idle_ms, run.ref_idle_cpu_ms, run.ref_idle_demand_ms);
       const json& recs = rep.body["calls"];
       bucket.ref_ms = field(recs, "device_ms");
       bucket.ref_host_ms = field(recs, "host_ms");
@@ -330,7 +334,7 @@ bool top_up_idle(Session& s, Worker& cand, TimedRun& run, EvalResult& r) {
   WorkerReply rep = cand.request(empty, to_ms(s.o.call_timeout_s));
   if (apply_candidate_failure(rep, "an empty call", cand.stderr_tail(), r)) return false;
   apply_guard_evidence(rep.body, true, r);
-  TimedRun::add_idle(rep.body, run.idle_ms, run.idle_cpu_ms);
+  TimedRun::add_idle(rep.body, run.idle_ms, run.idle_cpu_ms, run.idle_demand_ms);
   run.topped_up_ms = extra_ms;
   return true;
 }
@@ -420,12 +424,16 @@ bool measure(Session& s, Worker& cand, EvalResult& r) {
   if (s.timing_done && run.topped_up_ms == 0) s.timing_done();
   check_other_processes(s, cand, r);
   r.statistics["idle"] = {{"wait_ms", run.idle_ms}, {"other_threads_cpu_ms", run.idle_cpu_ms},
-                          {"topped_up_ms", run.topped_up_ms},
-                          {"reference_wait_ms", run.ref_idle_ms}, {"reference_other_threads_cpu_ms", run.ref_idle_cpu_ms}};
-  double ref_rate = run.ref_idle_ms > 0 ? run.ref_idle_cpu_ms / run.ref_idle_ms : 0.0;
-  if (run.idle_cpu_ms > 50.0 && run.idle_cpu_ms > std::max(0.3, 2.0 * ref_rate) * run.idle_ms)
+                          {"other_threads_demand_ms", run.idle_demand_ms}, {"topped_up_ms", run.topped_up_ms},
+                          {"reference_wait_ms", run.ref_idle_ms}, {"reference_other_threads_cpu_ms", run.ref_idle_cpu_ms},
+                          {"reference_other_threads_demand_ms", run.ref_idle_demand_ms}};
+  // Judged on what the threads wanted (CPU used plus run-queue wait), against the reference's
+  // own rate: a busy machine shrinks what a spinning thread gets, not what it wants.
+  double ref_rate = run.ref_idle_ms > 0 ? run.ref_idle_demand_ms / run.ref_idle_ms : 0.0;
+  if (run.idle_cpu_ms > 20.0 && run.idle_demand_ms > 50.0 && run.idle_demand_ms > std::max(0.3, 2.0 * ref_rate) * run.idle_ms)
     r.add_flag("background_thread", Severity::block,
-               "the candidate's other threads used " + std::to_string(int(run.idle_cpu_ms)) + " ms of CPU during " +
+               "the candidate's other threads used " + std::to_string(int(run.idle_cpu_ms)) + " ms of CPU and waited " +
+                   std::to_string(int(run.idle_demand_ms - run.idle_cpu_ms)) + " ms for more, during " +
                    std::to_string(int(run.idle_ms)) + " ms in which it had no call to run: work kept going between calls");
   verify_calls(s, run.pool, r);
   return true;
