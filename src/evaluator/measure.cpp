@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "evaluator/attribution.h"
+#include "evaluator/other_processes.h"
 #include "evaluator/timing.h"
 #include "evaluator/verdicts.h"
 #include "runner/gpu_processes.h"
@@ -158,53 +159,6 @@ WorkerReply reference_alone(Session& s, const json& req, milliseconds timeout) {
   return reference_call(s.ref, req, timeout, s.task);
 }
 
-void check_other_processes(Session& s, Worker& cand, EvalResult& r) {
-  if (s.swarm_seen)
-    r.add_flag("background_process", Severity::block,
-               "the candidate's processes kept starting new ones while the reference ran, faster than they could be stopped");
-  Process& p = cand.process();
-  if (!p.sandboxed() || p.exit_info()) return;
-  // Long enough that a process spinning on a loaded machine shows tens of ms of CPU, short
-  // beside an evaluation; idle pools (torch.compile's, multiprocessing's) use next to none.
-  constexpr double kWatchMs = 400, kLimitMs = 50;
-  double before = p.others_cpu_ms();
-  std::this_thread::sleep_for(microseconds(static_cast<long long>(kWatchMs * 1000)));
-  double used = p.others_cpu_ms() - before;
-  r.statistics["other_processes"] = {{"watch_ms", kWatchMs}, {"cpu_ms", used}};
-  if (used > kLimitMs)
-    r.add_flag("background_process", Severity::block,
-               "processes the candidate started used " + std::to_string(int(used)) + " ms of CPU in " +
-                   std::to_string(int(kWatchMs)) + " ms in which it had no call to run: work kept going between calls");
-}
-
-void check_gpu_contexts(Session& s, Worker& cand, EvalResult& r) {
-  if (!is_cuda_device(s.o.device)) return;
-  auto colon = s.o.device.find(':');
-  unsigned index = colon == std::string::npos ? 0u : unsigned(std::stoul(s.o.device.substr(colon + 1)));
-  auto pids = gpu_compute_pids(index);
-  json& seen = r.statistics["gpu_contexts"];
-  if (!pids) {
-    seen = {{"skipped", "NVML is not available"}};
-    return;
-  }
-  if (!seen.is_object()) seen = {{"candidate_helpers", json::array()}, {"other_programs", json::array()}};
-  for (pid_t p : *pids) {
-    if (p == cand.process().main_pid() || p == s.ref.process().main_pid() || Process::is_live_program(p)) continue;
-    bool helper = cand.process().owns(p);
-    json& list = seen[helper ? "candidate_helpers" : "other_programs"];
-    if (std::find(list.begin(), list.end(), json(p)) != list.end()) continue;
-    list.push_back(p);
-    if (helper)
-      r.add_flag("foreign_gpu_context", Severity::block,
-                 "process " + std::to_string(p) + ", started by the candidate beside its worker, held a CUDA context "
-                 "of its own on the device around the timed calls: its kernels run on while the reference is timed");
-    else if (kill(p, 0) == 0)  // a process of this machine (another container's pids mean nothing here)
-      r.add_flag("device_shared", Severity::warn,
-                 "process " + std::to_string(p) + ", not part of this evaluation, held a CUDA context on the device "
-                 "while it was timed: the figures may carry its load");
-  }
-}
-
 void apply_guard_evidence(const json& reply, bool threads_count, EvalResult& r) {
   for (auto& name : reply.value("tampered", json::array()))
     r.add_flag("harness_tampered", Severity::block,
@@ -348,6 +302,7 @@ bool measure(Session& s, Worker& cand, EvalResult& r) {
   TimedRun run;
 
   json warm = batch(s, ts.warmup);
+  const double others_before_warmup = cand.process().others_cpu_ms();
   reference_alone(s, warm, call_timeout * (ts.warmup + 1));
   WorkerReply cw = cand.request(warm, to_ms(o.build_timeout_s) + call_timeout * ts.warmup);
   if (apply_candidate_failure(cw, "warm-up calls", cand.stderr_tail(), r)) return false;
@@ -355,6 +310,7 @@ bool measure(Session& s, Worker& cand, EvalResult& r) {
   const json* warm_recs = call_records(warm, cw, r);
   if (!warm_recs) return false;
   run.keep(warm, *warm_recs, 0);
+  if (!settle_other_processes(s, cand, others_before_warmup, r)) return false;
 
   // Measured before the buckets, so the two sides alternate in each bucket with nothing else
   // run in between.

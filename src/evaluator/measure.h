@@ -29,6 +29,7 @@ struct Session {
   // The candidate whose other processes are stopped while the reference runs; may be null.
   Worker* candidate = nullptr;
   bool swarm_seen = false;  // they kept multiplying when told to stop
+  double others_settle_ms = 0;  // how long they took to go quiet after the warm-up
 };
 
 // While it lives, every process the candidate started beside its worker is stopped (SIGSTOP to
@@ -51,16 +52,6 @@ WorkerReply reference_alone(Session& s, const json& req, std::chrono::millisecon
 
 // A batch of `n` calls: random cases, fresh variant seeds, rotating slots.
 json make_calls(Session& s, int n);
-
-// The candidate's other processes, watched with nothing stopped while it waits between calls:
-// CPU they use then is work done outside the timed calls (background_process, blocking). Also
-// flags a candidate whose processes kept multiplying while the reference ran.
-void check_other_processes(Session& s, Worker& cand, EvalResult& r);
-
-// On CUDA: compute contexts on the device (NVML) beside the evaluation's own workers. One held
-// by a process the candidate started is flagged foreign_gpu_context (block); one of a program
-// outside cudal1, device_shared (warn). Recorded in statistics.gpu_contexts.
-void check_gpu_contexts(Session& s, Worker& cand, EvalResult& r);
 
 // The evidence every candidate reply carries: harness functions replaced (harness_tampered),
 // introspection (introspection) and, when `threads_count`, threads a call left running
