@@ -4,7 +4,9 @@
 #include <signal.h>
 
 #include <fstream>
+#include <map>
 #include <mutex>
+#include <regex>
 #include <sstream>
 
 namespace cudal1 {
@@ -47,7 +49,46 @@ OomKillCounterOverride::~OomKillCounterOverride() {
   g_counter = nullptr;
 }
 
+namespace {
+
+double bytes_of(const std::string& number, const std::string& unit) {
+  static const std::map<std::string, double> scale = {
+      {"B", 1.0}, {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}};
+  auto it = scale.find(unit);
+  return std::stod(number) * (it == scale.end() ? 1.0 : it->second);
+}
+
+json device_memory_cause(const EvalResult& r) {
+  if (r.status != Status::runtime_error && r.status != Status::crash) return nullptr;
+  auto oom = parse_device_out_of_memory(r.error);
+  if (!oom || !oom->others_to_blame()) return nullptr;
+  const double gib = 1073741824.0;
+  return {{"cause", kDeviceMemoryCause},
+          {"detail", "CUDA ran out of memory while other processes held " + std::to_string(int(oom->others() / gib)) +
+                         " GiB of the device's " + std::to_string(int(oom->total / gib)) +
+                         " GiB; the failing allocation would have fitted beside this evaluation's own memory"},
+          {"device_memory", {{"requested", oom->requested}, {"total", oom->total}, {"free", oom->free},
+                             {"this_process", oom->this_process}}}};
+}
+
+}  // namespace
+
+std::optional<DeviceOutOfMemory> parse_device_out_of_memory(const std::string& error) {
+  static const std::regex pattern(
+      R"(Tried to allocate ([0-9.]+) ([KMGT]?i?B)\. GPU [0-9]+ has a total capacity of ([0-9.]+) ([KMGT]?i?B) of which )"
+      R"(([0-9.]+) ([KMGT]?i?B) is free\.[^\n]*?this process has ([0-9.]+) ([KMGT]?i?B) memory in use)");
+  std::smatch m;
+  if (!std::regex_search(error, m, pattern)) return std::nullopt;
+  DeviceOutOfMemory o;
+  o.requested = bytes_of(m[1], m[2]);
+  o.total = bytes_of(m[3], m[4]);
+  o.free = bytes_of(m[5], m[6]);
+  o.this_process = bytes_of(m[7], m[8]);
+  return o;
+}
+
 json infrastructure_cause(const Attempt& a) {
+  if (json device = device_memory_cause(a.result); !device.is_null()) return device;
   const auto& exit = a.candidate_exit;
   if (a.result.status != Status::crash || !exit || !exit->signaled || exit->signal != SIGKILL) return nullptr;
   const bool oom = a.oom_kills_before && a.oom_kills_after && *a.oom_kills_after > *a.oom_kills_before;
@@ -71,12 +112,15 @@ EvalResult retry_infrastructure_faults(const std::function<Attempt(int attempt)>
     r.statistics["infrastructure_retry"] = {{"first_attempt", cause}};
     return r;
   }
-  if (again["cause"] == kOomKillerCause) {
+  if (again["cause"] == kOomKillerCause || again["cause"] == kDeviceMemoryCause) {
+    const bool device = again["cause"] == kDeviceMemoryCause;
     again["first_attempt"] = cause;
     r.infrastructure = std::move(again);
     r.accepted = false;
-    r.error = "infrastructure failure, no verdict: the out-of-memory killer took the candidate's worker in a "
-              "second evaluation too (" + r.error + ")";
+    r.error = std::string("infrastructure failure, no verdict: ") +
+              (device ? "CUDA ran out of memory again while other processes held the device's memory"
+                      : "the out-of-memory killer took the candidate's worker in a second evaluation too") +
+              " (" + r.error + ")";
     return r;
   }
   // Killed again with no out-of-memory kill: the death repeats with the candidate, so it is its own.

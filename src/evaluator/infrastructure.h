@@ -9,6 +9,11 @@
 // again with no out-of-memory kill meanwhile dies by its own doing (it cannot dodge its verdict by
 // dying), and its `crash` stands; one the out-of-memory killer takes again is reported as an
 // infrastructure failure (EvalResult::infrastructure), which is never stored.
+//
+// The same holds for the GPU's memory: lanes of a queue, and other programs, share the device,
+// and a CUDA out-of-memory error whose allocation would have fitted beside the failing process's
+// own memory, had the others not held theirs, is the machine's shortage, not the candidate's.
+// It is retried too; out of memory again for the same reason is an infrastructure failure.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +28,21 @@ namespace cudal1 {
 
 inline constexpr const char* kOomKillerCause = "out-of-memory killer";
 inline constexpr const char* kOutsideKillCause = "killed by SIGKILL from outside the evaluation";
+inline constexpr const char* kDeviceMemoryCause = "GPU memory held by other processes";
+
+// What PyTorch's CUDA out-of-memory message says, in bytes: "Tried to allocate 512.00 MiB. GPU 0
+// has a total capacity of 79.18 GiB of which 252.94 MiB is free. Including non-PyTorch memory,
+// this process has 5.80 GiB memory in use."
+struct DeviceOutOfMemory {
+  double requested = 0, total = 0, free = 0, this_process = 0;
+  // Held by every other process on the device.
+  double others() const { return total - free - this_process; }
+  // Whether the request would have fitted had the others held nothing (5 % of the device kept
+  // for what the driver and allocator hold).
+  bool others_to_blame() const { return this_process + requested <= 0.95 * total && others() > requested; }
+};
+// Parsed from an error's text; nullopt when it holds no such message.
+std::optional<DeviceOutOfMemory> parse_device_out_of_memory(const std::string& error);
 
 // How many processes the kernel's out-of-memory killer has killed since boot (the `oom_kill` line
 // of /proc/vmstat, any cgroup's included); nullopt where it cannot be read.
@@ -47,11 +67,12 @@ struct Attempt {
 };
 
 // Null, or {"cause", "detail", "oom_kills": [before, after]} when the attempt's crash was the
-// candidate worker's death by a SIGKILL cudal1 did not send.
+// candidate worker's death by a SIGKILL cudal1 did not send; or {"cause", "detail",
+// "device_memory"} when it ended in a CUDA out-of-memory error that others_to_blame().
 json infrastructure_cause(const Attempt& attempt);
 
 // Runs attempt(0); when that ended in an infrastructure death, runs attempt(1) (which must start
-// afresh) and applies the rule above. The first attempt's end is kept in the result's statistics
+// afresh) and applies the rules above. The first attempt's end is kept in the result's statistics
 // ("infrastructure_retry"), or in its `infrastructure` object when the machine failed again.
 EvalResult retry_infrastructure_faults(const std::function<Attempt(int attempt)>& attempt);
 

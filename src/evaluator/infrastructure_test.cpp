@@ -112,3 +112,61 @@ TEST(Infrastructure, OomKillCountIsReadFromVmstatOrTheTestsCounter) {
   oom_kill_count();  // back to the kernel's (or none): the test's counter is not asked
   EXPECT_EQ(asked, 1);
 }
+
+namespace {
+
+// PyTorch's message as a candidate met it on an H100 shared by 16 lanes.
+const char* kSharedDeviceOom =
+    "case 2 (heavy_tailed inputs): OutOfMemoryError: CUDA out of memory. Tried to allocate 512.00 MiB. GPU 0 has a "
+    "total capacity of 79.18 GiB of which 252.94 MiB is free. Including non-PyTorch memory, this process has 5.80 GiB "
+    "memory in use. Of the allocated memory 4.50 GiB is allocated by PyTorch";
+
+Attempt runtime_error(const std::string& error) {
+  Attempt a;
+  a.result.status = Status::runtime_error;
+  a.result.error = error;
+  a.candidate_exit = ExitInfo{true, 0, false, 0};
+  return a;
+}
+
+}  // namespace
+
+TEST(Infrastructure, ReadsPyTorchsOutOfMemoryMessage) {
+  auto oom = parse_device_out_of_memory(kSharedDeviceOom);
+  ASSERT_TRUE(oom);
+  EXPECT_DOUBLE_EQ(oom->requested, 512.0 * 1048576.0);
+  EXPECT_NEAR(oom->total / 1073741824.0, 79.18, 1e-9);
+  EXPECT_NEAR(oom->free / 1048576.0, 252.94, 1e-9);
+  EXPECT_NEAR(oom->this_process / 1073741824.0, 5.80, 1e-9);
+  EXPECT_TRUE(oom->others_to_blame());
+  EXPECT_FALSE(parse_device_out_of_memory("RuntimeError: CUDA error: an illegal memory access was encountered"));
+}
+
+TEST(Infrastructure, OutOfMemoryIsTheCandidatesWhenItsOwnMemoryFillsTheDevice) {
+  std::string own = "OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB. GPU 0 has a total capacity of "
+                    "79.18 GiB of which 3.10 GiB is free. Including non-PyTorch memory, this process has 75.50 GiB memory "
+                    "in use.";
+  EXPECT_FALSE(parse_device_out_of_memory(own)->others_to_blame());
+  EXPECT_TRUE(infrastructure_cause(runtime_error(own)).is_null());
+  int runs = 0;
+  EvalResult r = rule({runtime_error(own)}, runs);
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(r.status, Status::runtime_error);
+  EXPECT_FALSE(r.infrastructure_failure());
+}
+
+TEST(Infrastructure, OutOfMemoryOnADeviceOthersFilledIsRetried) {
+  EXPECT_EQ(infrastructure_cause(runtime_error(kSharedDeviceOom))["cause"], kDeviceMemoryCause);
+  int runs = 0;
+  EvalResult r = rule({runtime_error(kSharedDeviceOom), ok()}, runs);
+  EXPECT_EQ(runs, 2);
+  EXPECT_TRUE(r.accepted);
+  EXPECT_EQ(r.statistics["infrastructure_retry"]["first_attempt"]["cause"], kDeviceMemoryCause);
+
+  r = rule({runtime_error(kSharedDeviceOom), runtime_error(kSharedDeviceOom)}, runs);
+  EXPECT_EQ(runs, 2);
+  EXPECT_TRUE(r.infrastructure_failure());  // no verdict, never stored
+  EXPECT_FALSE(r.accepted);
+  EXPECT_EQ(r.infrastructure["cause"], kDeviceMemoryCause);
+  EXPECT_NE(r.error.find("infrastructure failure, no verdict"), std::string::npos);
+}
