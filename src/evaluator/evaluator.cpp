@@ -613,7 +613,18 @@ EvalResult run_evaluation(PreparedEvaluation& first) {
     PreparedEvaluation& p = attempt > 0 ? *again : first;
     Attempt a;
     a.oom_kills_before = p.oom_kills_at_start;
-    a.result = run_once(p);
+    try {
+      a.result = run_once(p);
+    } catch (const Error& e) {
+      // The reference's failures are the task's (a thrown Error), except running out of GPU
+      // memory that other processes hold: that is the machine's, retried like the candidate's.
+      auto oom = parse_device_out_of_memory(e.message());
+      if (!oom || !oom->others_to_blame()) throw;
+      a.result = std::move(p.r);
+      a.result.status = Status::runtime_error;
+      a.result.accepted = false;
+      a.result.error = "the reference ran out of GPU memory: " + e.message();
+    }
     if (p.cand) a.candidate_exit = p.cand->process().exit_info();
     a.oom_kills_after = oom_kill_count();
     return a;

@@ -148,3 +148,28 @@ TEST(InfrastructureFaults, ACandidateThatKillsItselfKeepsItsCrashAndItIsStored) 
   EXPECT_GT(store.save(r, o.protocol_key(), o.device, "src"), 0);
   EXPECT_EQ(store.find(r.task_hash, r.candidate_hash, o.protocol_key(), o.device)->status, Status::crash);
 }
+
+TEST(InfrastructureFaults, OutOfMemoryOnAGpuOthersFilledIsNoVerdictForTheCandidate) {
+  TempStore t;
+  Store store(t.dir / "r.db");
+  EvalOptions o = options("infrastructure/scale_add_device_full.py");
+  EvalResult r = evaluate(o);
+  ASSERT_TRUE(r.infrastructure_failure()) << r.error;
+  EXPECT_EQ(r.infrastructure["cause"], kDeviceMemoryCause);
+  EXPECT_EQ(r.infrastructure["first_attempt"]["cause"], kDeviceMemoryCause);
+  EXPECT_FALSE(r.accepted);
+  EXPECT_EQ(store.save(r, o.protocol_key(), o.device, "src"), 0);
+  EXPECT_EQ(store.count(), 0);
+}
+
+TEST(InfrastructureFaults, OutOfMemoryOnAGpuOthersFilledIsNoTaskErrorForTheReference) {
+  TempStore t;
+  Store store(t.dir / "r.db");
+  EvalOptions o = options("candidates/ok_scale_add_alpha.py");
+  o.task_path = (fixtures_dir() / "infrastructure" / "scale_add_task_device_full.py").string();
+  EvalResult r = evaluate(o);  // no throw: not the task's fault
+  ASSERT_TRUE(r.infrastructure_failure()) << r.error;
+  EXPECT_EQ(r.infrastructure["cause"], kDeviceMemoryCause);
+  EXPECT_NE(r.error.find("the reference ran out of GPU memory"), std::string::npos) << r.error;
+  EXPECT_EQ(store.save(r, o.protocol_key(), o.device, "src"), 0);
+}
