@@ -47,6 +47,7 @@ add_library(cudal1_trainer STATIC
   src/trainer/rl_stage.cpp
   src/trainer/init_model.cpp
   src/trainer/step_bench.cpp
+  src/trainer/device.cpp
 )
 set(_cudal1_cxx_before_torch "")
 if(CUDAL1_STATIC)

@@ -1,9 +1,6 @@
 // The CLI as a user meets it: exit statuses, stdout holding only our JSON, the store.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -13,6 +10,7 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/cli_run.h"
 #include "core/hash.h"
 #include "evaluator/evaluator.h"
 #include "evaluator/fixture_cases.h"
@@ -21,30 +19,10 @@
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
+using cudal1::test::CliRun;
+using cudal1::test::run_cli;
+
 namespace {
-
-struct CliRun {
-  int exit_code;
-  std::string out, err;
-};
-
-CliRun run_cli(const std::string& args) {
-  fs::path err_file = fs::temp_directory_path() / ("cudal1_cli_err_" + std::to_string(::getpid()));
-  std::string cmd = std::string(CUDAL1_BINARY) + " " + args + " 2>" + err_file.string();
-  FILE* p = popen(cmd.c_str(), "r");
-  CliRun r{-1, "", ""};
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream e(err_file);
-  std::stringstream ss;
-  ss << e.rdbuf();
-  r.err = ss.str();
-  fs::remove(err_file);
-  return r;
-}
 
 std::string fixture(const std::string& rel) { return (cudal1::fixtures_dir() / rel).string(); }
 

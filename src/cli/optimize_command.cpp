@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/loop_options.h"
 #include "cli/queue_setup.h"
+#include "cli/status_line.h"
 #include "core/error.h"
 #include "policy/replay_policy.h"
 #include "policy/rewrite_policy.h"
@@ -77,6 +78,21 @@ std::string optimize_device(const OptimizeArgs& a) {
 
 std::string speed_text(const std::optional<double>& s) { return s ? format_fixed(*s, 2) + "x" : "-"; }
 
+std::string tasks_text(std::size_t n) { return std::to_string(n) + (n == 1 ? " task" : " tasks"); }
+
+// "no task improved" rather than a count of tasks whose best is no better than where they started.
+std::string improved_text(std::size_t improved) { return improved ? tasks_text(improved) + " improved" : "no task improved"; }
+
+std::string progress_text(const rl::LoopProgress& p) {
+  std::string t = "round " + std::to_string(p.round) + "/" + std::to_string(p.rounds) + " · " + std::to_string(p.active) +
+                  "/" + tasks_text(p.tasks) + " · " + p.stage;
+  if (p.stage == "evaluating")
+    t += " " + std::to_string(p.jobs_done) + "/" + std::to_string(p.jobs) + " (" + std::to_string(p.jobs_accepted) + " accepted)";
+  t += " · tried " + std::to_string(p.tried) + " · correct " + std::to_string(p.correct) + " · " + improved_text(p.improved);
+  if (p.with_best) t += " · geomean best " + speed_text(p.best_geomean) + " over " + tasks_text(p.with_best) + " with an accepted file";
+  return t + (p.task.empty() ? "" : " · " + p.task);
+}
+
 void print_outcomes(const std::vector<rl::TaskOutcome>& outcomes) {
   std::set<std::string> baselines;  // every baseline some best file was measured against
   for (auto& o : outcomes)
@@ -97,6 +113,27 @@ void print_outcomes(const std::vector<rl::TaskOutcome>& outcomes) {
     t.add_row(row);
   }
   t.print(std::cout);
+  std::size_t improved = std::count_if(outcomes.begin(), outcomes.end(), [](const rl::TaskOutcome& o) { return o.improved(); });
+  std::cout << "\n" << (improved ? std::to_string(improved) + " of " + tasks_text(outcomes.size()) + " improved" : "no task improved")
+            << " (a best above 1.00x against eager, or above the fastest file known before the run)\n";
+}
+
+// A run whose every answer failed before it could be judged (an endpoint down, a URL without /v1)
+// found nothing, and must not end as if it had.
+void check_some_answer_was_judged(const std::vector<RlSample>& samples, policy::Policy& policy, const fs::path& run_dir) {
+  std::optional<rl::AllFailed> f = rl::all_failed(samples);
+  if (!f) return;
+  std::string message = "every answer of the run failed (" + std::to_string(f->answers) + "): " + f->message;
+  if (f->messages > 1)
+    message = "every answer of the run failed (" + std::to_string(f->answers) + ", for " + std::to_string(f->messages) +
+              " reasons); the most common (" + std::to_string(f->with_message) + "): " + f->message;
+  std::string fix = "fix what the error says";
+#ifdef CUDAL1_HAVE_HTTP
+  if (auto* chat = dynamic_cast<policy::OpenAIPolicy*>(&policy)) fix = chat->failure_hint(f->message);
+#endif
+  std::string hint = fix + ", then run the same command with --run " + run_dir.string() + " to ask again (" +
+                     (run_dir / "samples.jsonl").string() + " holds every answer's error)";
+  throw Error(ErrorKind::runner, message, hint);
 }
 
 void run_optimize(const OptimizeArgs& a) {
@@ -116,13 +153,12 @@ void run_optimize(const OptimizeArgs& a) {
 
   // Candidates' load_inline extensions are built ahead of the lanes, in parallel, and cached.
   std::unique_ptr<BuildService> builds = attach_build_service(c.queue, {});
-  auto outcomes = rl::run_loop(tasks, *policy, *store, c, [&](const rl::LoopProgress& p) {
-    std::cerr << "\rround " << p.round << "/" << p.rounds << " · " << p.active << "/" << p.tasks << " tasks · " << p.stage;
-    if (p.stage == "evaluating") std::cerr << " " << p.jobs_done << "/" << p.jobs << " (" << p.jobs_accepted << " accepted)";
-    std::cerr << " · tried " << p.tried << " · correct " << p.correct << " · " << p.improved << " tasks improved, geomean best "
-              << speed_text(p.best_geomean) << (p.task.empty() ? "" : " · " + p.task) << "        " << std::flush;
-  });
-  std::cerr << "\n";
+  const std::size_t samples_before = store->run_samples(c.run).size();
+  StatusLine status;
+  auto outcomes = rl::run_loop(
+      tasks, *policy, *store, c, [&](const rl::LoopProgress& p) { status.show(progress_text(p), p.stage == "round done"); },
+      [&](const rl::LoopFailure& f) { status.note("cudal1 optimize: " + f.task + ": " + f.message); });
+  status.finish();
   json summary = {{"run", c.run}, {"run_dir", c.run_dir.string()}, {"policy", policy->name()},
                   {"device", c.eval.device}, {"lanes", c.queue.devices}, {"tasks", json::array()}};
   for (auto& o : outcomes) summary["tasks"].push_back(o.to_json());
@@ -137,12 +173,15 @@ void run_optimize(const OptimizeArgs& a) {
   std::ofstream(c.run_dir / "report.html") << optimize_report_html(store->run_samples(c.run), summary);
   if (a.json_out) {
     std::cout << summary.dump() << std::endl;
-    return;
+  } else {
+    print_outcomes(outcomes);
+    std::cout << "\nrun " << c.run_dir.string() << ": best files in best/, every answer in samples.jsonl (prompt, "
+              << "completion, reward, advantage, verdict, error), the report in report.html; run the same command with --run "
+              << c.run_dir.string() << " to go on\n";
   }
-  print_outcomes(outcomes);
-  std::cout << "\nrun " << c.run_dir.string() << ": best files in best/, every answer in samples.jsonl (prompt, "
-            << "completion, reward, advantage, verdict), the report in report.html; run the same command with --run "
-            << c.run_dir.string() << " to go on\n";
+  std::vector<RlSample> samples = store->run_samples(c.run);
+  samples.erase(samples.begin(), samples.begin() + std::ptrdiff_t(std::min(samples_before, samples.size())));
+  check_some_answer_was_judged(samples, *policy, c.run_dir);
 }
 
 }  // namespace

@@ -240,7 +240,6 @@ void register_rl(CLI::App* train, trainer::RlObjective objective) {
   // Self-supervised prompts show no earlier variants (the model learns to answer at all);
   // contrastive ones show two, with their speedups.
   a->loop.picks = crl ? 2 : 0;
-  a->o.sampling.sampling.max_new_tokens = 2048;
   CLI::App* cmd = train->add_subcommand(
       trainer::rl_objective_name(objective),
       crl ? "Stage 3: contrastive RL — GRPO on the loop's rounds (prompts with earlier variants and their speedups), "

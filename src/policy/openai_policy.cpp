@@ -23,6 +23,8 @@ namespace {
 constexpr double kMaxBackoffS = 60;
 constexpr double kMaxRetryAfterS = 300;  // a server asking for longer gets this: the loop must move on
 constexpr double kMaxConnectS = 30;      // a server that does not accept within this is down, not busy
+constexpr const char* kCompletionsPath = "/chat/completions";
+constexpr const char* kNoConnection = "could not connect to ";  // failure_hint knows the failure by it
 
 const char* const kEnvHint =
     "set CUDAL1_OPENAI_BASE_URL (or OPENAI_BASE_URL) to the server's API root, e.g. "
@@ -60,7 +62,7 @@ std::pair<std::string, std::string> split_base_url(const std::string& url) {
 #endif
   std::string path = m[3];
   while (!path.empty() && path.back() == '/') path.pop_back();
-  return {std::string(m[1]) + "://" + std::string(m[2]), path + "/chat/completions"};
+  return {std::string(m[1]) + "://" + std::string(m[2]), path + kCompletionsPath};
 }
 
 json request_body(const OpenAIConfig& c, const std::string& prompt, std::optional<uint64_t> seed) {
@@ -169,6 +171,7 @@ OpenAIPolicy::OpenAIPolicy(OpenAIConfig config) : config_(std::move(config)) {
     throw Error(ErrorKind::usage, "the OpenAI policy's limits are out of range",
                 "max_concurrency must be at least 1, max_retries and the backoff at least 0, the timeout above 0");
   std::tie(scheme_host_port_, path_) = split_base_url(config_.base_url);
+  api_root_ = path_.substr(0, path_.size() - std::string(kCompletionsPath).size());
   // cpp-httplib's own URL parsing, so that a URL it cannot use fails now rather than in every answer.
   if (!httplib::Client(scheme_host_port_).is_valid())
     throw Error(ErrorKind::usage, "the OpenAI base URL '" + config_.base_url + "' names no usable host",
@@ -176,6 +179,19 @@ OpenAIPolicy::OpenAIPolicy(OpenAIConfig config) : config_(std::move(config)) {
 }
 
 std::string OpenAIPolicy::name() const { return "openai:" + config_.model; }
+
+std::string OpenAIPolicy::failure_hint(const std::string& error) const {
+  bool has_v1 = api_root_.size() >= 3 && api_root_.compare(api_root_.size() - 3, 3, "/v1") == 0;
+  if (error.find("HTTP 404 ") != std::string::npos && !has_v1)
+    return "add /v1 to the base URL, where OpenAI-compatible servers serve the API: CUDAL1_OPENAI_BASE_URL=" +
+           scheme_host_port_ + api_root_ + "/v1";
+  if (error.find(kNoConnection) != std::string::npos)
+    return "start the server, or fix the host and port of CUDAL1_OPENAI_BASE_URL (" + config_.base_url + ")";
+  if (error.find("HTTP 401 ") != std::string::npos || error.find("HTTP 403 ") != std::string::npos)
+    return "set OPENAI_API_KEY to a key the server accepts";
+  return "check the server's log, and that CUDAL1_OPENAI_BASE_URL (" + config_.base_url + ") and CUDAL1_OPENAI_MODEL (" +
+         config_.model + ") name it and a model it serves";
+}
 
 TokenAccounting OpenAIPolicy::accounting() const {
   std::lock_guard lock(accounting_mutex_);
@@ -251,11 +267,14 @@ PolicyAnswer OpenAIPolicy::attempt_until_done(const std::string& prompt, uint64_
     if (!result) {
       if (result.error() == httplib::Error::Read && took >= 0.9 * config_.timeout_s)
         last_failure = "no answer from " + url + " within " + seconds_text(config_.timeout_s) + " s (the request timeout)";
+      else if (result.error() == httplib::Error::Connection)
+        last_failure = kNoConnection + url;
       else
         last_failure = httplib::to_string(result.error()) + " (" + url + ")";
     } else if (result->status >= 200 && result->status < 300) {
       PolicyAnswer a;
-      a.error = read_completion(result->body, a);
+      if (std::string wrong = read_completion(result->body, a); !wrong.empty())
+        a.error = "HTTP " + std::to_string(result->status) + " from " + url + ": " + wrong;
       return a;
     } else {
       std::string said = server_message(result->body);
@@ -265,6 +284,8 @@ PolicyAnswer OpenAIPolicy::attempt_until_done(const std::string& prompt, uint64_
         --attempt;
         continue;
       }
+      // A base URL without /v1 meets a 404 in every answer: the fix goes with each of them.
+      if (result->status == 404) return failed(message + " (" + failure_hint(message) + ")");
       if (result->status != 429 && result->status < 500) return failed(message);
       last_failure = message;
       wait_s = retry_after_s(result.value());

@@ -54,6 +54,9 @@ class OpenAIPolicy : public Policy {
   std::string name() const override;  // "openai:<model>"
   std::vector<PolicyAnswer> answer(const PolicyRequest& request) override;
   TokenAccounting accounting() const;
+  // What to do about an answer's `error` from this policy: add /v1 to a base URL without it that
+  // got 404, start a server that did not answer, else check the server and its configuration.
+  std::string failure_hint(const std::string& error) const;
 
  private:
   PolicyAnswer one_answer(const std::string& prompt, uint64_t seed);
@@ -61,6 +64,7 @@ class OpenAIPolicy : public Policy {
 
   OpenAIConfig config_;
   std::string scheme_host_port_, path_;  // base_url split for the HTTP client
+  std::string api_root_;                 // base_url's path, without a trailing slash
 
   // Bounds requests in flight across concurrent answer() calls, not just within one.
   std::mutex slots_mutex_;

@@ -17,6 +17,17 @@ const char* response_outcome_name(ResponseOutcome o) {
   return "?";
 }
 
+const char* response_outcome_reason(ResponseOutcome o) {
+  switch (o) {
+    case ResponseOutcome::ok: return "";
+    case ResponseOutcome::no_code: return "the answer has no fenced code block under `## Code Implementation`";
+    case ResponseOutcome::no_modelnew: return "the answer's code defines no `class ModelNew`";
+    case ResponseOutcome::several_candidates: return "the answer's `## Code Implementation` holds more than one ModelNew file";
+    case ResponseOutcome::truncated: return "the answer was cut off (the token limit, or a code fence never closed)";
+  }
+  return "?";
+}
+
 namespace {
 
 std::string trim(const std::string& s) {

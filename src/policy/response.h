@@ -17,6 +17,8 @@ enum class ResponseOutcome {
 };
 
 const char* response_outcome_name(ResponseOutcome o);
+// Why an answer with this outcome holds no candidate file, for a person reading samples; "" for ok.
+const char* response_outcome_reason(ResponseOutcome o);
 
 struct ParsedResponse {
   ResponseOutcome outcome = ResponseOutcome::no_code;

@@ -60,6 +60,7 @@ std::string rounds_table(const std::string& task, const std::vector<const RlSamp
     if (x->speedup && (!r.best || *x->speedup > *r.best)) r.best = x->speedup;
     if (x->outcome != "ok") ++r.outcomes[x->outcome];
     else if (!x->status.empty() && !x->accepted) ++r.outcomes[x->status];
+    else if (x->status.empty()) ++r.outcomes["evaluation failed"];  // its error says why
   }
   std::string out = "<h3>" + text(task) + "</h3><table><thead><tr><th>round</th><th>answers</th><th>accepted</th>"
                     "<th>best of round</th><th>best so far</th><th>mean reward</th><th>not accepted</th></tr></thead><tbody>";

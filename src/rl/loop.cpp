@@ -47,7 +47,20 @@ struct Slot {
   fs::path file;
   std::string hash;
   std::optional<EvalResult> result;
+  std::string error;  // why it has no verdict (RlSample::error)
+  // An earlier slot of the round with the same file: this one is judged, scored and counted with it.
+  std::optional<std::size_t> same_as;
 };
+
+// An answer that could not be judged for a reason outside its text: no answer came, or its
+// evaluation could not run (a LoopFailure).
+bool is_failure(const RlSample& x) {
+  return !x.error.empty() && (x.outcome == "policy_error" || x.outcome == policy::response_outcome_name(policy::ResponseOutcome::ok));
+}
+
+void count_failure(TaskOutcome& out, const RlSample& x) {
+  if (is_failure(x)) out.failures[x.error] = out.failures.value(x.error, 0) + 1;
+}
 
 // One task through the run: where its earlier rounds left it and this round's answers.
 struct TaskRun {
@@ -86,14 +99,17 @@ void replay_history(TaskRun& t, const std::vector<RlSample>& samples,
                     const std::function<std::optional<EvalResult>(const std::string&, const std::string&)>& judged) {
   int round = 0;
   bool better_this_round = false;
+  std::set<std::string> files_this_round;
   for (auto& x : samples) {
     if (x.round != round) {
       if (round > 0) t.since_better = better_this_round ? 0 : t.since_better + 1;
-      round = x.round, better_this_round = false;
+      round = x.round, better_this_round = false, files_this_round.clear();
     }
+    t.answered.push_back(x.label);
+    if (!x.candidate_hash.empty() && !files_this_round.insert(x.candidate_hash).second) continue;  // counted with its twin
     ++t.outcome.tried;
     t.outcome.correct += x.accepted;
-    t.answered.push_back(x.label);
+    count_failure(t.outcome, x);
     if (x.candidate_hash.empty() || x.status.empty()) continue;
     Slot sl;
     sl.hash = x.candidate_hash, sl.answer.label = x.label;
@@ -116,13 +132,26 @@ void replay_history(TaskRun& t, const std::vector<RlSample>& samples,
 json TaskOutcome::to_json() const {
   json j = {{"task", id}, {"rounds", rounds}, {"tried", tried}, {"evaluated", evaluated}, {"correct", correct},
             {"hacks", hacks}, {"best_speedup", best ? json(*best) : json(nullptr)}, {"best_speedups", best_speedups},
-            {"best_label", best_label}, {"stopped_early", stopped_early}, {"flags", flags}};
+            {"start", start}, {"improved", improved()}, {"best_label", best_label}, {"stopped_early", stopped_early},
+            {"flags", flags}, {"failures", failures}};
   if (!best_file.empty()) j["best_file"] = best_file.string();
   return j;
 }
 
+std::optional<AllFailed> all_failed(const std::vector<RlSample>& samples) {
+  std::map<std::string, std::size_t> by_message;
+  for (auto& x : samples) {
+    if (!is_failure(x)) return std::nullopt;
+    ++by_message[x.error];
+  }
+  if (by_message.empty()) return std::nullopt;
+  auto most = std::max_element(by_message.begin(), by_message.end(), [](auto& a, auto& b) { return a.second < b.second; });
+  return AllFailed{most->first, samples.size(), most->second, by_message.size()};
+}
+
 std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Policy& policy, Store& store,
-                                  const LoopConfig& c, const std::function<void(const LoopProgress&)>& progress) {
+                                  const LoopConfig& c, const std::function<void(const LoopProgress&)>& progress,
+                                  const std::function<void(const LoopFailure&)>& failure) {
   const std::string protocol = c.eval.protocol_key(), device = c.eval.device;
   // Results are stored under the lane's device ("cuda:0"); every lane's count.
   std::set<std::string> lanes(c.queue.devices.begin(), c.queue.devices.end());
@@ -148,21 +177,33 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
     tr.reference = read_file(tasks[t].path.string());
     tr.task_hash = sha256_hex(tr.reference);
     tr.outcome.id = tasks[t].id;
-    replay_history(tr, store.run_samples(c.run, tasks[t].id), judged);
+    std::vector<RlSample> earlier = store.run_samples(c.run, tasks[t].id);
+    replay_history(tr, earlier, judged);
+    // The run's own files (a resumed run's) are what it found, not what it started from.
+    std::set<std::string> own;
+    for (auto& x : earlier) own.insert(x.candidate_hash);
+    for (auto& e : exemplars_of(tr.task_hash))
+      if (!own.count(e.candidate_hash)) tr.outcome.start = std::max(tr.outcome.start, e.speedup);
     tr.best_file = c.run_dir / "best" / (file_stem(tasks[t].id) + ".py");
     if (tr.outcome.best && fs::exists(tr.best_file)) tr.outcome.best_file = tr.best_file;
   }
   LoopProgress pr;
   pr.tasks = tasks.size(), pr.rounds = c.rounds;
+  // This round's answers finished so far (judged, or failed), before its samples are written.
+  int round_tried = 0, round_correct = 0;
   auto tell = [&](const std::string& stage) {
-    pr.stage = stage, pr.tried = pr.correct = 0, pr.improved = 0;
+    pr.stage = stage, pr.tried = round_tried, pr.correct = round_correct, pr.with_best = pr.improved = 0;
     double log_sum = 0;
     for (auto& tr : runs) {
-      pr.tried += tr.outcome.tried, pr.correct += tr.outcome.correct;
-      if (tr.outcome.best) ++pr.improved, log_sum += std::log(*tr.outcome.best);
+      pr.tried += tr.outcome.tried, pr.correct += tr.outcome.correct, pr.improved += tr.outcome.improved();
+      if (tr.outcome.best) ++pr.with_best, log_sum += std::log(*tr.outcome.best);
     }
-    pr.best_geomean = pr.improved ? std::optional<double>(std::exp(log_sum / double(pr.improved))) : std::nullopt;
+    pr.best_geomean = pr.with_best ? std::optional<double>(std::exp(log_sum / double(pr.with_best))) : std::nullopt;
     if (progress) progress(pr);
+  };
+  std::set<std::string> told;
+  auto fail = [&](const std::string& task, const std::string& message) {
+    if (failure && told.insert(message).second) failure({task, message});
   };
 
   // Prompts fit the policy's own limit too (a model's positions, its tokenizer's count).
@@ -200,6 +241,7 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
       if (!tr.done && tr.next_round <= round && tr.since_better < c.patience) wave.push_back(&tr);
     if (wave.empty()) continue;
     pr.round = round, pr.active = wave.size(), pr.jobs = pr.jobs_done = pr.jobs_accepted = 0;
+    round_tried = round_correct = 0;
     std::vector<QueueJob> jobs;
     std::vector<std::pair<TaskRun*, std::size_t>> job_slot;
     for (TaskRun* tp : wave) {
@@ -221,20 +263,38 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
       tr.slots.clear();
       for (auto& a : asked->value("answers", json::array())) {
         policy::PolicyAnswer answer = answer_from_json(a);
-        tr.slots.push_back({answer, policy::parse_response(answer.text, answer.finish_reason), {}, {}, {}});
+        Slot& sl = tr.slots.emplace_back();
+        sl.answer = answer, sl.parsed = policy::parse_response(answer.text, answer.finish_reason);
       }
       if (tr.slots.empty()) {  // the policy has nothing more to say for this task
         tr.outcome.stopped_early = tr.done = true;
         continue;
       }
-      // Candidates: each parsed file once; a file the store already judged is not evaluated again.
+      // Candidates: each parsed file once; a file the store already judged is not evaluated again,
+      // and one answered twice this round is judged once.
+      std::map<std::string, std::size_t> first_with;  // file hash -> its first slot
       for (std::size_t s = 0; s < tr.slots.size(); ++s) {
         Slot& sl = tr.slots[s];
-        if (!sl.answer.error.empty() || sl.parsed.outcome != policy::ResponseOutcome::ok) continue;
+        if (!sl.answer.error.empty()) {
+          sl.error = sl.answer.error, ++round_tried;
+          fail(task.id, sl.error);
+          continue;
+        }
+        if (sl.parsed.outcome != policy::ResponseOutcome::ok) {
+          sl.error = policy::response_outcome_reason(sl.parsed.outcome), ++round_tried;
+          continue;
+        }
         sl.hash = sha256_hex(sl.parsed.code);
         sl.file = c.run_dir / "candidates" / file_stem(task.id) / ("r" + std::to_string(round) + "_s" + std::to_string(s) + ".py");
         write_text(sl.file, sl.parsed.code);
-        if ((sl.result = judged(tr.task_hash, sl.hash))) continue;
+        if (auto [first, fresh] = first_with.try_emplace(sl.hash, s); !fresh) {
+          sl.same_as = first->second;
+          continue;
+        }
+        if ((sl.result = judged(tr.task_hash, sl.hash))) {
+          ++round_tried, round_correct += sl.result->accepted;
+          continue;
+        }
         QueueJob j{task.id + " r" + std::to_string(round) + " s" + std::to_string(s), c.eval, json::object()};
         j.options.task_path = task.path.string(), j.options.candidate_path = sl.file.string();
         jobs.push_back(std::move(j));
@@ -247,11 +307,14 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
       run_queue(jobs, c.queue, [&](const QueueResult& qr) {
         auto [tp, s] = job_slot[qr.index];
         Slot& sl = tp->slots[s];
-        ++pr.jobs_done, pr.task = tp->task->id;
-        if (qr.result) {  // else the evaluation could not run: scored as a failure
+        ++pr.jobs_done, ++round_tried, pr.task = tp->task->id;
+        if (qr.result) {
           sl.result = qr.result;
-          pr.jobs_accepted += qr.result->accepted;
+          pr.jobs_accepted += qr.result->accepted, round_correct += qr.result->accepted;
           store.save(*qr.result, protocol, qr.device, sl.parsed.code);
+        } else {  // scored as a failure, and said
+          sl.error = "the evaluation could not run: " + (qr.error ? qr.error->describe() : std::string("no result came back"));
+          fail(tp->task->id, sl.error);
         }
         tell("evaluating");
       });
@@ -265,26 +328,30 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
       bool better = false;
       for (std::size_t s = 0; s < tr.slots.size(); ++s) {
         Slot& sl = tr.slots[s];
+        if (sl.same_as) sl.result = tr.slots[*sl.same_as].result, sl.error = tr.slots[*sl.same_as].error;
         RlSample x;
         x.run = c.run, x.task_id = tr.task->id, x.task_hash = tr.task_hash, x.round = round, x.slot = int(s);
         x.policy = policy.name(), x.label = sl.answer.label, x.prompt = tr.request.prompt, x.completion = sl.answer.text;
         x.outcome = sl.answer.error.empty() ? policy::response_outcome_name(sl.parsed.outcome) : "policy_error";
         x.prompt_tokens = sl.answer.prompt_tokens, x.completion_tokens = sl.answer.completion_tokens;
-        x.exemplars = tr.shown;
+        x.exemplars = tr.shown, x.candidate_hash = sl.hash, x.error = sl.error;
         Verdict v;
         if (sl.result) {
           const EvalResult& r = *sl.result;
-          x.candidate_hash = sl.hash, x.status = status_name(r.status), x.accepted = r.accepted;
+          x.status = status_name(r.status), x.accepted = r.accepted;
           v.accepted = r.accepted, v.blocking_flag = r.has_blocking_flag();
           if (r.accepted && r.speedup.count("eager")) x.speedup = v.speedup = r.speedup.at("eager");
-          if (credit(tr, sl, r)) {
+          if (!sl.same_as && credit(tr, sl, r)) {
             better = true;
             write_text(tr.best_file, sl.parsed.code);
             out.best_file = tr.best_file;
           }
         }
-        ++out.tried;
-        out.correct += x.accepted;
+        if (!sl.same_as) {
+          ++out.tried;
+          out.correct += x.accepted;
+          count_failure(out, x);
+        }
         tr.answered.push_back(x.label);
         x.raw_reward = raw_reward(v, c.reward);
         x.reward = normalizer.normalise(x.raw_reward);
@@ -300,6 +367,7 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
       tr.slots.clear();
     }
     export_samples(store, c.run, c.run_dir / "samples.jsonl");
+    round_tried = round_correct = 0;  // now in the outcomes
     pr.task.clear();
     tell("round done");
   }
@@ -320,7 +388,8 @@ std::size_t export_samples(Store& store, const std::string& run, const fs::path&
     json line = {{"run", x.run}, {"task", x.task_id}, {"task_hash", x.task_hash}, {"round", x.round},
                  {"slot", x.slot}, {"policy", x.policy}, {"label", x.label}, {"prompt", x.prompt},
                  {"completion", x.completion}, {"raw_reward", x.raw_reward}, {"reward", x.reward},
-                 {"advantage", x.advantage}, {"verdict", verdict}, {"exemplars", x.exemplars},
+                 {"advantage", x.advantage}, {"verdict", verdict}, {"error", x.error.empty() ? json(nullptr) : json(x.error)},
+                 {"exemplars", x.exemplars},
                  {"tokens", {{"prompt", x.prompt_tokens}, {"completion", x.completion_tokens}}}};
     if (!x.candidate_hash.empty()) line["candidate_hash"] = x.candidate_hash;
     text += line.dump() + "\n";

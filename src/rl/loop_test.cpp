@@ -57,6 +57,24 @@ struct LoopRun {
   ~LoopRun() { fs::remove_all(dir); }
 };
 
+// Answers the accepted file twice, then the incorrect one.
+struct TwicePolicy : policy::Policy {
+  std::string name() const override { return "twice"; }
+  std::vector<policy::PolicyAnswer> answer(const policy::PolicyRequest&) override {
+    auto cand = [](const char* f) { return read_file(fixtures_dir() / "candidates" / f); };
+    return {{answer_with(cand("ok_scale_add_alpha.py")), "stop", 10, 20, "", "first"},
+            {answer_with(cand("ok_scale_add_alpha.py")), "stop", 10, 20, "", "again"},
+            {answer_with(cand("incorrect_scale_add_off_by_5pct.py")), "stop", 10, 20, "", "off"}};
+  }
+};
+
+std::vector<nlohmann::json> exported(const LoopRun& run) {
+  std::vector<nlohmann::json> lines;
+  std::ifstream in(run.config.run_dir / "samples.jsonl");
+  for (std::string l; std::getline(in, l);) lines.push_back(nlohmann::json::parse(l));
+  return lines;
+}
+
 // A replay folder for scale_add: a.py (incorrect), then b.py (accepted).
 fs::path replay_set(const LoopRun& run) {
   fs::path set = run.dir / "set";
@@ -134,6 +152,85 @@ TEST(Loop, AResumedRunGoesOnWithAContrastivePromptAndStopsWithoutProgress) {
   // The same files again: judged from the store, not evaluated a second time.
   EXPECT_EQ(run.store.count(), evaluations);
   EXPECT_EQ(run.store.run_samples("test").size(), 9u);
+}
+
+// The live line counts an answer as soon as its evaluation finishes, not when the round is written.
+TEST(Loop, ProgressCountsAnswersAsTheirEvaluationsFinish) {
+  LoopRun run;
+  run.config.rounds = 1;
+  ScriptedPolicy policy;
+  int tried_when_all_evaluated = -1, correct_when_all_evaluated = -1;
+  rl::run_loop(run.tasks, policy, run.store, run.config, [&](const rl::LoopProgress& p) {
+    if (p.stage == "evaluating" && p.jobs > 0 && p.jobs_done == p.jobs)
+      tried_when_all_evaluated = p.tried, correct_when_all_evaluated = p.correct;
+  });
+  EXPECT_EQ(tried_when_all_evaluated, 3);  // two files evaluated, and the answer without code
+  EXPECT_EQ(correct_when_all_evaluated, 1);
+}
+
+// An improvement beats where the task started: eager, or the fastest file the store knew before
+// the run. A second run finding only the first run's file improved nothing.
+TEST(Loop, ATaskImprovesOnlyOnWhatWasKnownBeforeTheRun) {
+  LoopRun run;
+  run.config.rounds = 1;
+  ScriptedPolicy first;
+  auto found = rl::run_loop(run.tasks, first, run.store, run.config);
+  ASSERT_TRUE(found[0].best);
+  run.config.run = "second";
+  ScriptedPolicy second;
+  std::size_t improved = 99;
+  auto again = rl::run_loop(run.tasks, second, run.store, run.config, [&](const rl::LoopProgress& p) { improved = p.improved; });
+  EXPECT_EQ(improved, 0u);
+  ASSERT_TRUE(again[0].best);
+  EXPECT_EQ(*again[0].best, *found[0].best);
+  EXPECT_EQ(again[0].start, std::max(1.0, *found[0].best));
+  EXPECT_FALSE(again[0].improved());
+  EXPECT_FALSE(again[0].to_json()["improved"].get<bool>());
+}
+
+// Two answers holding one file: evaluated once, counted once, both stored with its verdict; a
+// resumed run counts them the same way.
+TEST(Loop, AFileAnsweredTwiceInARoundIsJudgedAndCountedOnce) {
+  LoopRun run;
+  run.config.rounds = 1;
+  TwicePolicy policy;
+  auto out = rl::run_loop(run.tasks, policy, run.store, run.config);
+  EXPECT_EQ(out[0].tried, 2);
+  EXPECT_EQ(out[0].evaluated, 2);
+  EXPECT_EQ(out[0].correct, 1);
+  EXPECT_EQ(out[0].best_label, "first");
+  EXPECT_EQ(run.store.count(), 2);
+  auto rows = run.store.run_samples("test");
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_TRUE(rows[0].accepted && rows[1].accepted);
+  EXPECT_EQ(rows[0].raw_reward, rows[1].raw_reward);
+  TwicePolicy none;
+  auto resumed = rl::run_loop(run.tasks, none, run.store, run.config);
+  EXPECT_EQ(resumed[0].to_json().dump(), out[0].to_json().dump());
+}
+
+// A reference that does not load: no answer's evaluation can run, and each sample says why.
+TEST(Loop, AnEvaluationThatCannotRunLeavesItsReasonInTheSample) {
+  LoopRun run;
+  run.config.rounds = 1;
+  run.tasks = {{"syntax_error", fixtures_dir() / "bad_tasks" / "syntax_error.py"}};
+  ScriptedPolicy policy;
+  std::vector<rl::LoopFailure> told;
+  rl::run_loop(run.tasks, policy, run.store, run.config, {}, [&](const rl::LoopFailure& f) { told.push_back(f); });
+  auto lines = exported(run);
+  ASSERT_EQ(lines.size(), 3u);
+  for (auto& l : lines) {
+    if (!l["verdict"]["status"].is_null()) continue;
+    ASSERT_TRUE(l.value("error", nlohmann::json()).is_string()) << l.dump();
+    EXPECT_FALSE(l["error"].get<std::string>().empty());
+  }
+  EXPECT_NE(lines[0]["error"].get<std::string>().find("syntax_error.py"), std::string::npos) << lines[0]["error"];
+  EXPECT_NE(lines[2]["error"].get<std::string>().find("no fenced code block"), std::string::npos) << lines[2]["error"];
+  // The two files met the same reason; it is said once.
+  ASSERT_EQ(told.size(), 1u);
+  EXPECT_EQ(told[0].task, "syntax_error");
+  EXPECT_EQ(told[0].message, lines[0]["error"].get<std::string>());
+  EXPECT_FALSE(rl::all_failed(run.store.run_samples("test")));  // the answer without code was judged on its text
 }
 
 // Answers like ScriptedPolicy and takes prompts of at most `limit` bytes, its own count.
@@ -316,6 +413,14 @@ TEST(Loop, AnOpenAICompatibleServerDrivesTheLoopThroughItsFailures) {
     EXPECT_EQ(x.policy, "openai:scripted-model");
   }
   EXPECT_EQ(outcomes, (std::map<std::string, int>{{"ok/ok", 1}, {"ok/incorrect", 1}, {"policy_error", 2}, {"truncated", 1}}));
+  // Each failed answer carries the server's words, and so does the summary's tally.
+  std::string errors;
+  for (auto& x : run.store.run_samples("test"))
+    if (x.outcome == "policy_error") errors += x.error + "\n";
+  EXPECT_NE(errors.find("HTTP 500 from " + server.base_url() + "/chat/completions: overloaded"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("HTTP 200 from " + server.base_url() + "/chat/completions: the server's answer is not a JSON object"),
+            std::string::npos) << errors;
+  EXPECT_EQ(out[0].failures.size(), 2u) << out[0].failures.dump();
   EXPECT_NEAR(advantages, 0.0, 1e-9);
   EXPECT_GE(server.requests(), 6);  // the server error was retried
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "core/error.h"
 
@@ -42,8 +43,13 @@ std::vector<Bucket> make_buckets(const std::vector<Exemplar>& exemplars, const S
   return out;
 }
 
-std::vector<std::size_t> sample_exemplars(const std::vector<Exemplar>& exemplars, const SamplerConfig& config,
+std::vector<std::size_t> sample_exemplars(const std::vector<Exemplar>& all, const SamplerConfig& config,
                                           std::mt19937_64& rng) {
+  std::vector<Exemplar> exemplars;
+  std::vector<std::size_t> index;  // exemplars[i] is all[index[i]]
+  std::set<std::string> ids;
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (ids.insert(all[i].id).second) exemplars.push_back(all[i]), index.push_back(i);
   std::vector<Bucket> buckets = make_buckets(exemplars, config);
   std::vector<std::size_t> picked;
   std::vector<double> weight;
@@ -59,7 +65,7 @@ std::vector<std::size_t> sample_exemplars(const std::vector<Exemplar>& exemplars
     weight[b] = 0;
     drawn[b] = true;
     const auto& m = buckets[b].members;
-    picked.push_back(m[std::uniform_int_distribution<std::size_t>(0, m.size() - 1)(rng)]);
+    picked.push_back(index[m[std::uniform_int_distribution<std::size_t>(0, m.size() - 1)(rng)]]);
   }
   return picked;
 }

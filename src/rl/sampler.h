@@ -33,7 +33,9 @@ struct Bucket {
 std::vector<Bucket> make_buckets(const std::vector<Exemplar>& exemplars, const SamplerConfig& config);
 
 // Indices of the exemplars picked: min(picks, non-empty buckets) of them, each from another
-// bucket, in the order drawn. Empty when there are no exemplars.
+// bucket, in the order drawn. Empty when there are no exemplars. Exemplars with the same id (one
+// file measured on two devices) count as one, the first of them: a prompt never shows one file as
+// two versions.
 std::vector<std::size_t> sample_exemplars(const std::vector<Exemplar>& exemplars, const SamplerConfig& config,
                                           std::mt19937_64& rng);
 

@@ -83,6 +83,23 @@ TEST(Sampler, LowTemperatureFavoursTheFastBucket) {
   EXPECT_EQ(std::set<std::size_t>(both.begin(), both.end()).size(), 2u);
 }
 
+// One file measured on two devices comes back twice from the store, with two speedups: it is
+// one version, never two buckets' worth of exemplars.
+TEST(Sampler, TheSameFileIsNeverPickedTwice) {
+  std::vector<Exemplar> ex = {{"same", 1.0}, {"same", 3.0}};
+  SamplerConfig c;
+  c.buckets = 2, c.picks = 2;
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    std::mt19937_64 rng(seed);
+    EXPECT_EQ(sample_exemplars(ex, c, rng), (std::vector<std::size_t>{0}));
+  }
+  ex.push_back({"other", 2.0});
+  std::mt19937_64 rng(3);
+  auto p = sample_exemplars(ex, c, rng);
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_NE(ex[p[0]].id, ex[p[1]].id);
+}
+
 TEST(Sampler, BadConfigurationIsAUsageError) {
   SamplerConfig c;
   c.tau = 0;

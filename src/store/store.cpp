@@ -69,6 +69,7 @@ CREATE TABLE IF NOT EXISTS rl_samples (
   prompt_tokens     INTEGER NOT NULL,
   completion_tokens INTEGER NOT NULL,
   exemplars_json    TEXT NOT NULL DEFAULT '[]',
+  error             TEXT NOT NULL DEFAULT '',
   UNIQUE (run, task_id, round, slot)
 );
 -- A round's answers as the policy gave them (rl/loop.cpp), kept from the moment they came until the
@@ -149,6 +150,9 @@ Store::Store(const std::filesystem::path& path)
     // Stores made before the loop showed its exemplars: the column is added, empty for old rows.
     SQLite::Statement cols(*db_, "SELECT 1 FROM pragma_table_info('rl_samples') WHERE name = 'exemplars_json'");
     if (!cols.executeStep()) db_->exec("ALTER TABLE rl_samples ADD COLUMN exemplars_json TEXT NOT NULL DEFAULT '[]'");
+    // Stores made before samples said why an answer has no verdict: old rows say nothing.
+    SQLite::Statement errors(*db_, "SELECT 1 FROM pragma_table_info('rl_samples') WHERE name = 'error'");
+    if (!errors.executeStep()) db_->exec("ALTER TABLE rl_samples ADD COLUMN error TEXT NOT NULL DEFAULT ''");
     // Stores made before rows were sealed: their rows stay, unsealed, and are never answered.
     SQLite::Statement sealed(*db_, "SELECT 1 FROM pragma_table_info('evaluations') WHERE name = 'seal'");
     if (!sealed.executeStep()) db_->exec("ALTER TABLE evaluations ADD COLUMN seal TEXT");
@@ -305,8 +309,8 @@ void Store::save_round(const std::vector<RlSample>& samples) {
     SQLite::Statement ins(*db_, R"sql(
       INSERT INTO rl_samples (run, task_id, task_hash, round, slot, policy, label, prompt, completion,
         outcome, candidate_hash, status, accepted, speedup, raw_reward, reward, advantage,
-        prompt_tokens, completion_tokens, exemplars_json)
-      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20))sql");
+        prompt_tokens, completion_tokens, exemplars_json, error)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21))sql");
     for (auto& x : samples) {
       ins.bind(1, x.run), ins.bind(2, x.task_id), ins.bind(3, x.task_hash), ins.bind(4, x.round), ins.bind(5, x.slot);
       ins.bind(6, x.policy), ins.bind(7, x.label), ins.bind(8, x.prompt), ins.bind(9, x.completion);
@@ -317,7 +321,7 @@ void Store::save_round(const std::vector<RlSample>& samples) {
       x.speedup ? ins.bind(14, *x.speedup) : ins.bind(14);
       ins.bind(15, x.raw_reward), ins.bind(16, x.reward), ins.bind(17, x.advantage);
       ins.bind(18, int64_t(x.prompt_tokens)), ins.bind(19, int64_t(x.completion_tokens));
-      ins.bind(20, x.exemplars.dump());
+      ins.bind(20, x.exemplars.dump()), ins.bind(21, x.error);
       ins.exec();
       ins.reset();
     }
@@ -360,7 +364,7 @@ std::vector<RlSample> Store::run_samples(const std::string& run, const std::stri
     SQLite::Statement q(*db_, R"sql(
       SELECT run, task_id, task_hash, round, slot, policy, label, prompt, completion, outcome,
         candidate_hash, status, accepted, speedup, raw_reward, reward, advantage, prompt_tokens,
-        completion_tokens, exemplars_json FROM rl_samples WHERE (?1 = '' OR run = ?1) AND (?2 = '' OR task_id = ?2)
+        completion_tokens, exemplars_json, error FROM rl_samples WHERE (?1 = '' OR run = ?1) AND (?2 = '' OR task_id = ?2)
       ORDER BY id)sql");
     q.bind(1, run);
     q.bind(2, task_id);
@@ -377,6 +381,7 @@ std::vector<RlSample> Store::run_samples(const std::string& run, const std::stri
       x.advantage = q.getColumn(16).getDouble();
       x.prompt_tokens = std::size_t(q.getColumn(17).getInt64()), x.completion_tokens = std::size_t(q.getColumn(18).getInt64());
       x.exemplars = nlohmann::json::parse(text(19), nullptr, false);
+      x.error = text(20);
       out.push_back(std::move(x));
     }
     return out;

@@ -35,6 +35,8 @@ struct RlSample {
   std::string outcome;          // the response outcome (policy/response.h), or "policy_error"
   std::string candidate_hash;   // empty when nothing was evaluated
   std::string status;           // the evaluation's status; empty when nothing was evaluated
+  std::string error;            // why the answer has no verdict (the policy's or the evaluation's
+                                // failure, or what its text lacked); empty when it has one
   bool accepted = false;
   std::optional<double> speedup;  // against eager, when accepted
   double raw_reward = 0, reward = 0, advantage = 0;

@@ -241,3 +241,28 @@ TEST(Store, InfrastructureFailureIsNotAVerdictAndIsNotSaved) {
   EXPECT_EQ(store.count(), 0);
   EXPECT_FALSE(store.find("t", "c", "p", "cpu"));
 }
+
+// A sample keeps why it has no verdict; a store from before samples said so opens with its rows,
+// which say nothing, and takes new rows that do.
+TEST(Store, ASampleKeepsItsErrorAndAnOlderStoreGainsTheColumn) {
+  TempStore t;
+  RlSample x;
+  x.run = "r", x.task_id = "task", x.task_hash = "t", x.round = 1, x.policy = "openai:m", x.prompt = "p";
+  x.outcome = "policy_error", x.error = "HTTP 500 from http://127.0.0.1:1/v1/chat/completions: overloaded";
+  {
+    Store store(t.db);
+    store.save_round({x});
+  }
+  {
+    SQLite::Database raw(t.db.string(), SQLite::OPEN_READWRITE);
+    raw.exec("ALTER TABLE rl_samples DROP COLUMN error");  // the store as it was made before
+  }
+  Store store(t.db);
+  RlSample y = x;
+  y.slot = 1;
+  store.save_round({y});
+  auto rows = store.run_samples("r");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].error, "");
+  EXPECT_EQ(rows[1].error, x.error);
+}

@@ -2,6 +2,7 @@
 #include "trainer/step_bench.h"
 
 #include "core/error.h"
+#include "trainer/device.h"
 #include "trainer/objectives.h"
 #include "trainer/safetensors.h"
 
@@ -42,25 +43,13 @@ std::optional<int64_t> reset_peak_memory(const torch::Device& device, bool read)
   return std::nullopt;
 }
 
-torch::Device parse_device(const std::string& name) {
-  try {
-    torch::Device device(name);
-    if (device.is_cuda() && !torch::cuda::is_available())
-      throw Error(ErrorKind::usage, "no CUDA device is available to this libtorch",
-                  "run on the GPU machine with the wheel's libtorch (scripts/build_gpu_trainer.sh), or pass -d cpu");
-    return device;
-  } catch (const c10::Error&) {
-    throw Error(ErrorKind::usage, "unknown device \"" + name + "\"", "use cpu, cuda or cuda:N");
-  }
-}
-
 }  // namespace
 
 StepBenchResult run_step_bench(const StepBenchOptions& o, const std::function<void(int64_t, int64_t)>& progress) {
   if (o.seq < 2) throw Error(ErrorKind::usage, "a sequence needs at least 2 tokens", "pass --seq 2 or more");
   if (o.batch < 1 || o.steps < 1 || o.warmup < 0)
     throw Error(ErrorKind::usage, "batch and steps must be positive, warm-up not negative", "fix --batch, --steps, --warmup");
-  const torch::Device device = parse_device(o.device);
+  const torch::Device device = parse_device(o.device, "-d");
 
   auto model = load_causal_lm(o.model_dir, o.dtype, device);
   StepBenchResult r;

@@ -1,0 +1,42 @@
+// cli/cli_run.h — test support, not part of cudal1: the CLI run as a user runs it, its stdout
+// read, its stderr written to a file (so not a terminal) and read back, and its exit status.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace cudal1::test {
+
+struct CliRun {
+  int exit_code;
+  std::string out, err;
+};
+
+// `env`: assignments put before the command ("A=1 B=2"), for this run only.
+inline CliRun run_cli(const std::string& args, const std::string& env = "") {
+  namespace fs = std::filesystem;
+  fs::path err_file = fs::temp_directory_path() / ("cudal1_cli_err_" + std::to_string(::getpid()));
+  std::string cmd = env + (env.empty() ? "" : " ") + std::string(CUDAL1_BINARY) + " " + args + " 2>" + err_file.string();
+  FILE* p = popen(cmd.c_str(), "r");
+  CliRun r{-1, "", ""};
+  std::array<char, 4096> buf;
+  std::size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream e(err_file);
+  std::stringstream ss;
+  ss << e.rdbuf();
+  r.err = ss.str();
+  fs::remove(err_file);
+  return r;
+}
+
+}  // namespace cudal1::test
