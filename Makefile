@@ -14,7 +14,8 @@ build: setup
 	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
-# Evaluates the bundled example candidates against their tasks on this machine's device.
+# Evaluates the bundled example candidates against their tasks on this machine's device, then
+# runs `cudal1 optimize` with the built-in policy on a few tasks (scripts/demo.sh).
 demo: build
 	@bash scripts/demo.sh $(BUILD)/cudal1
 
