@@ -47,6 +47,7 @@ fi
 echo
 echo "== Next"
 echo "report of this run: $run/report.html (every answer, verdicts, best file per task)"
+echo "your own kernel: $cli eval --task TASK.py --candidate YOURS.py [--device cuda] (README.md)"
 if [ "$device" = cpu ]; then
   echo "these are CPU timings, on this machine's PyTorch. GPU figures (H100/H200: the bundled suite, CUDA-L1's"
   echo "kernel sets, the trainer) are in bench/NOTES.md, their raw output in bench/results/."
