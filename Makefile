@@ -3,19 +3,26 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: all setup build demo test unit gpu clean
+.PHONY: all setup configure build cli demo test unit gpu clean
 
 all: build
 
 setup:
 	@bash scripts/setup.sh
 
-build: setup
+configure: setup
 	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+
+build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
-# Evaluates the bundled example candidates against their tasks on this machine's device.
-demo: build
+# Only the command-line tool, without the test binaries: what the demo needs, built sooner.
+cli: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target cudal1
+
+# Evaluates the bundled example candidates against their tasks on this machine's device, then
+# runs `cudal1 optimize` with the built-in policy on a few tasks (scripts/demo.sh).
+demo: cli
 	@bash scripts/demo.sh $(BUILD)/cudal1
 
 # Every CPU test. GPU tests carry the label `gpu` and are left to scripts/gpu_check.sh.

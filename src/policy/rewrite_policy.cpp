@@ -153,7 +153,7 @@ std::vector<PolicyAnswer> RewritePolicy::answer(const PolicyRequest& request) {
   require_kernelbench_task(task_name, request.reference.rfind(bom, 0) == 0 ? request.reference.substr(bom.size())
                                                                              : request.reference);
   std::set<Combination>& proposed = proposed_[request.task_id.empty() ? request.reference : request.task_id];
-  Plan p = plan(request, applicable_rewrites(request.reference), proposed);
+  Plan p = plan(request, applicable_rewrites(request.reference, request.device), proposed);
   ReferenceTraits traits = reference_traits(request.reference);
   std::vector<PolicyAnswer> answers;
   for (Combination c : p.chosen) {

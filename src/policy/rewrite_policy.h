@@ -1,14 +1,16 @@
 // policy/rewrite_policy.h — the built-in rewrite policy: a Policy that needs no model. Its
 // answers are mechanical, meaning-preserving rewrites of the task's reference (CUDA graph
-// replay, channels_last, cuDNN autotuning, torch.compile in two modes: rewrite_python.h), alone
+// replay, channels_last, cuDNN autotuning, torch.compile in two modes, a frozen TorchScript
+// trace: rewrite_python.h), alone
 // or combined, each a complete three-section answer whose ModelNew file the loop evaluates like
 // any model's. It gives the loop a baseline to beat and exemplars to show a model, and it can run
 // with no endpoint at all.
 //
 // Which combinations it proposes (the contrastive part, for a policy without a model):
 //
-// 1. Applicable rewrites come from the reference's source (applicable_rewrites); a rewrite that
-//    does not apply is never proposed. Combinations are the allowed sets of them
+// 1. Applicable rewrites come from the reference's source and the request's device
+//    (applicable_rewrites: on the CPU, none that needs CUDA); a rewrite that does not apply is
+//    never proposed. Combinations are the allowed sets of them
 //    (combination_allowed).
 // 2. Evidence: each exemplar whose label (PolicyRequest::exemplar_labels, else the
 //    `# cudal1-rewrite:` line its code starts with) names a combination credits its log speedup

@@ -144,6 +144,55 @@ def get_init_inputs():
     return []
 )PY";
 
+// A weight the forward rebuilds from parameters alone on every call (a low-rank update merged in):
+// what a frozen trace computes once.
+const std::string kMergedWeightTask = R"PY(import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    def __init__(self, features, rank):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(features, features))
+        self.a = nn.Parameter(torch.randn(rank, features))
+        self.b = nn.Parameter(torch.randn(features, rank))
+
+    def forward(self, x):
+        return F.linear(x, self.weight + 0.5 * (self.b @ self.a))
+
+
+def get_inputs():
+    return [torch.randn(3, 16)]
+
+
+def get_init_inputs():
+    return [16, 2]
+)PY";
+
+// A branch on a tensor's value: a trace would keep one side only.
+const std::string kValueBranchTask = R"PY(import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        if x.sum() > 0:
+            return x * 2
+        return -x
+
+
+def get_inputs():
+    return [torch.randn(4) + 0.1]
+
+
+def get_init_inputs():
+    return []
+)PY";
+
 PolicyRequest request_for(const std::string& task_id, const std::string& reference, int count, uint64_t seed = 1) {
   PolicyRequest r;
   r.task_id = task_id;
@@ -170,7 +219,7 @@ bool contains(const std::string& label, Rewrite r) {
 std::vector<Combination> allowed_combinations(const std::string& reference) {
   std::vector<Combination> all;
   Combination applicable = applicable_rewrites(reference);
-  for (unsigned bits = 1; bits < 32; ++bits)
+  for (unsigned bits = 1; bits < (1u << std::size(kAllRewrites)); ++bits)
     if (combination_allowed({bits}) && applicable.contains_all({bits})) all.push_back({bits});
   return all;
 }
@@ -269,6 +318,15 @@ for i, path in enumerate(sys.argv[1:]):
         if "_cudal1_compiled" in vars(module):
             state["compiled"] = module._cudal1_compiled is not None
             state["compile_error"] = (module._cudal1_compile_error or "")[:300]
+        if "_cudal1_frozen" in vars(module):
+            frozen = list(module._cudal1_frozen.values())
+            state["frozen"] = [f is not None for f in frozen]
+            state["matmul_left"] = any(n.kind() == "aten::matmul" for f in frozen if f is not None for n in f.graph.nodes())
+            # With gradients on, the parameters stay parameters: the output keeps its autograd history.
+            torch.manual_seed(99)
+            inputs = m.get_inputs()
+            want, got = tensors(reference(*inputs)), tensors(candidate(*inputs))
+            state["grad_kept"] = [g.requires_grad for g in got] == [w.requires_grad for w in want]
     print("checked", path.rsplit("/", 1)[-1], state)
 sys.exit(1 if bad else 0)
 )PY";
@@ -277,13 +335,13 @@ sys.exit(1 if bad else 0)
 
 TEST(RewritePolicy, ApplicabilityFollowsTheReferenceSource) {
   EXPECT_EQ(combination_label(applicable_rewrites(kConvTask)),
-            "graph+channels_last+cudnn_benchmark+compile+compile_reduce_overhead");
+            "graph+channels_last+cudnn_benchmark+compile+compile_reduce_overhead+torchscript");
   // No convolution (the ones in comments do not count): no layout or cuDNN rewrite.
-  EXPECT_EQ(combination_label(applicable_rewrites(kMatmulReluTask)), "graph+compile+compile_reduce_overhead");
+  EXPECT_EQ(combination_label(applicable_rewrites(kMatmulReluTask)), "graph+compile+compile_reduce_overhead+torchscript");
   // A 3-D convolution's weights cannot be NHWC; cuDNN autotuning still applies.
   std::string conv3d = kConvTask;
   conv3d.replace(conv3d.find("nn.Conv2d"), 9, "nn.Conv3d");
-  EXPECT_EQ(combination_label(applicable_rewrites(conv3d)), "graph+cudnn_benchmark+compile+compile_reduce_overhead");
+  EXPECT_EQ(combination_label(applicable_rewrites(conv3d)), "graph+cudnn_benchmark+compile+compile_reduce_overhead+torchscript");
   // A functional 2-D convolution counts too.
   std::string functional = kMatmulReluTask;
   functional.replace(functional.find("torch.matmul(A, B)"), 18, "torch.nn.functional.conv2d(A, B)");
@@ -314,12 +372,15 @@ TEST(RewritePolicy, LabelsAreCanonicalDistinctAndCarriedByTheFile) {
   EXPECT_FALSE(parse_combination_label("compile+compile_reduce_overhead").has_value());
   EXPECT_FALSE(parse_combination_label("graph+compile_reduce_overhead").has_value());
   EXPECT_TRUE(parse_combination_label("graph+compile").has_value());
+  EXPECT_FALSE(parse_combination_label("compile+torchscript").has_value());
+  EXPECT_FALSE(parse_combination_label("compile_reduce_overhead+torchscript").has_value());
+  EXPECT_TRUE(parse_combination_label("graph+channels_last+cudnn_benchmark+torchscript").has_value());
   EXPECT_THROW(rewrite_candidate_source("t", kConvTask, Combination{}), Error);
   EXPECT_THROW(rewrite_candidate_source("t", kConvTask, Combination{}.with(Rewrite::graph).with(Rewrite::compile_reduce_overhead)),
                Error);
 
   auto answers = every_answer("conv", kConvTask);
-  EXPECT_EQ(answers.size(), allowed_combinations(kConvTask).size());  // 19: every allowed combination, once
+  EXPECT_EQ(answers.size(), allowed_combinations(kConvTask).size());  // 27: every allowed combination, once
   std::set<std::string> seen;
   for (auto& a : answers) {
     ASSERT_TRUE(parse_combination_label(a.label)) << a.label;
@@ -334,14 +395,15 @@ TEST(RewritePolicy, LabelsAreCanonicalDistinctAndCarriedByTheFile) {
 
 TEST(RewritePolicy, FirstRoundTriesEverySingleRewriteBeforeAnyCombination) {
   RewritePolicy policy;
-  auto answers = policy.answer(request_for("conv", kConvTask, 7));
-  ASSERT_EQ(answers.size(), 7u);
+  auto answers = policy.answer(request_for("conv", kConvTask, 8));
+  ASSERT_EQ(answers.size(), 8u);
   std::set<std::string> singles;
-  for (int i = 0; i < 5; ++i) singles.insert(answers[i].label);
-  EXPECT_EQ(singles, (std::set<std::string>{"graph", "channels_last", "cudnn_benchmark", "compile", "compile_reduce_overhead"}));
+  for (int i = 0; i < 6; ++i) singles.insert(answers[i].label);
+  EXPECT_EQ(singles, (std::set<std::string>{"graph", "channels_last", "cudnn_benchmark", "compile", "compile_reduce_overhead",
+                                            "torchscript"}));
   // With nothing measured, combinations of two come before combinations of three.
-  EXPECT_EQ(parse_combination_label(answers[5].label)->size(), 2);
   EXPECT_EQ(parse_combination_label(answers[6].label)->size(), 2);
+  EXPECT_EQ(parse_combination_label(answers[7].label)->size(), 2);
   EXPECT_EQ(policy.name(), "rewrite");
 }
 
@@ -358,20 +420,20 @@ TEST(RewritePolicy, LearnsFromExemplarsToPreferWhatHelpedAndAvoidWhatHurt) {
     EXPECT_TRUE(l != "graph" && l != "compile") << l << " was tried";
   }
   // The untried singles first.
-  EXPECT_EQ(std::set<std::string>(labels.begin(), labels.begin() + 2),
-            (std::set<std::string>{"cudnn_benchmark", "compile_reduce_overhead"}));
+  EXPECT_EQ(std::set<std::string>(labels.begin(), labels.begin() + 3),
+            (std::set<std::string>{"cudnn_benchmark", "compile_reduce_overhead", "torchscript"}));
   // Then combinations: the best pair first, every one with graph before any without it.
-  EXPECT_EQ(labels[2], "graph+compile");
-  EXPECT_EQ(labels[3], "graph+cudnn_benchmark+compile");  // as good by the scores, one more change
+  EXPECT_EQ(labels[3], "graph+compile");
+  EXPECT_EQ(labels[4], "graph+cudnn_benchmark+compile");  // as good by the scores, one more change
   bool without_graph_seen = false;
-  for (std::size_t i = 2; i < labels.size(); ++i) {
+  for (std::size_t i = 3; i < labels.size(); ++i) {
     if (!contains(labels[i], Rewrite::graph)) without_graph_seen = true;
     else EXPECT_FALSE(without_graph_seen) << labels[i] << " came after a combination without graph";
   }
   EXPECT_TRUE(without_graph_seen);
   // The answer says why.
-  EXPECT_NE(answers[2].text.find("graph (1.27x)"), std::string::npos) << answers[2].text.substr(0, 1500);
-  EXPECT_NE(answers[2].text.find("channels_last: 0.79x over 2 variants (never faster"), std::string::npos);
+  EXPECT_NE(answers[3].text.find("graph (1.27x)"), std::string::npos) << answers[3].text.substr(0, 1500);
+  EXPECT_NE(answers[3].text.find("channels_last: 0.79x over 2 variants (never faster"), std::string::npos);
 }
 
 TEST(RewritePolicy, LabelsAreReadFromTheCodeWhenTheRequestHasNone) {
@@ -417,7 +479,7 @@ TEST(RewritePolicy, NoCombinationIsProposedTwiceAcrossCalls) {
   for (std::vector<PolicyAnswer> answers; !(answers = policy.answer(request_for("conv", kConvTask, 4, calls))).empty(); ++calls)
     for (auto& a : answers) EXPECT_TRUE(seen.insert(a.label).second) << a.label << " again in call " << calls;
   EXPECT_EQ(seen.size(), allowed_combinations(kConvTask).size());
-  EXPECT_EQ(calls, 5);  // 4 + 4 + 4 + 4 + 3
+  EXPECT_EQ(calls, 7);  // 27 = 6 × 4 + 3
   // Another task starts afresh; an exemplar counts as tried even when this object never proposed it.
   EXPECT_EQ(policy.answer(request_for("matmul", kMatmulReluTask, 100)).size(), allowed_combinations(kMatmulReluTask).size());
   PolicyRequest request = request_for("matmul2", kMatmulReluTask, 100);
@@ -485,14 +547,24 @@ namespace {
 // The CPU exercises every fallback: no CUDA (graph and cuDNN idle), NHWC given up where a view
 // needs NCHW, and torch.compile either real (torch 2.x) or absent (Debian's 1.13: eager).
 // Returns the script's output: the state each file's fallbacks ended in.
-std::string expect_same_as_model(const std::string& test_name, const std::vector<std::string>& labels) {
+using TaskList = std::vector<std::pair<std::string, std::string>>;
+
+const TaskList& layout_tasks() {
+  static const TaskList tasks = {{"conv", kConvTask},
+                                 {"conv_view", kConvViewTask},
+                                 {"conv_5d", kConvWith5dParameterTask},
+                                 {"matmul_relu", kMatmulReluTask},
+                                 {"constant_input", kConstantInputTask}};
+  return tasks;
+}
+
+std::string expect_same_as_model(const std::string& test_name, const std::vector<std::string>& labels,
+                                 const TaskList& tasks = layout_tasks()) {
   std::string python = python_with_torch();
   if (python.empty()) return "skip: no Python with torch (set CUDAL1_PYTHON)";
   std::vector<std::pair<std::string, std::string>> files;
   files.push_back({"compare.py", kCompareScript});
-  for (auto& [task_id, source] : std::vector<std::pair<std::string, std::string>>{
-           {"conv", kConvTask}, {"conv_view", kConvViewTask}, {"conv_5d", kConvWith5dParameterTask},
-           {"matmul_relu", kMatmulReluTask}, {"constant_input", kConstantInputTask}})
+  for (auto& [task_id, source] : tasks)
     for (auto& label : labels)
       if (auto c = parse_combination_label(label); c && applicable_rewrites(source).contains_all(*c))
         files.push_back({task_id + "__" + label + ".py", rewrite_candidate_source(task_id, source, *c)});
@@ -535,4 +607,39 @@ TEST(RewritePolicy, OnTheCpuModelNewMatchesModelWithCompileRewrites) {
   } else {
     EXPECT_NE(out.find("checked conv__compile.py {'compiled': False, 'compile_error': ''}"), std::string::npos) << out;
   }
+}
+
+TEST(RewritePolicy, OnTheCpuModelNewMatchesModelWithAFrozenTraceWhereOneCanBeTrusted) {
+  TaskList tasks = layout_tasks();
+  tasks.push_back({"merged_weight", kMergedWeightTask});
+  tasks.push_back({"value_branch", kValueBranchTask});
+  std::string out = expect_same_as_model("torchscript", {"torchscript", "channels_last+torchscript", "graph+torchscript"}, tasks);
+  if (out.rfind("skip: ", 0) == 0) GTEST_SKIP() << out.substr(6);
+  // The weight merged once, in the trace: no matrix product of parameters is left per call.
+  EXPECT_NE(out.find("checked merged_weight__torchscript.py {'frozen': [True], 'matmul_left': False, 'grad_kept': True}"),
+            std::string::npos) << out;
+  EXPECT_NE(out.find("checked matmul_relu__torchscript.py {'frozen': [True], 'matmul_left': True, 'grad_kept': True}"),
+            std::string::npos) << out;
+  // Eager where a trace could be wrong: batch statistics in training mode, a branch on a value;
+  // and where an argument is not a tensor (nothing traced).
+  EXPECT_NE(out.find("checked conv__torchscript.py {'frozen': [False], 'matmul_left': False, 'grad_kept': True}"),
+            std::string::npos) << out;
+  EXPECT_NE(out.find("checked value_branch__torchscript.py {'frozen': [False], 'matmul_left': False, 'grad_kept': True}"),
+            std::string::npos) << out;
+  EXPECT_NE(out.find("checked constant_input__torchscript.py {'frozen': [], 'matmul_left': False, 'grad_kept': True}"),
+            std::string::npos) << out;
+}
+
+TEST(RewritePolicy, OnTheCpuOnlyRewritesThatCanWorkThereAreProposed) {
+  auto on = [](const std::string& device) {
+    PolicyRequest request = request_for("conv", kConvTask, 100);
+    request.device = device;
+    std::set<std::string> labels;
+    for (auto& l : labels_of(RewritePolicy().answer(request))) labels.insert(l);
+    return labels;
+  };
+  EXPECT_EQ(on("cpu"), (std::set<std::string>{"channels_last", "compile", "torchscript", "channels_last+compile",
+                                              "channels_last+torchscript"}));
+  EXPECT_EQ(on("cuda:1").size(), allowed_combinations(kConvTask).size());
+  EXPECT_EQ(on("").size(), allowed_combinations(kConvTask).size());
 }

@@ -39,6 +39,14 @@ constexpr RewriteInfo kRewriteInfo[] = {
      "torch.compile(mode=\"reduce-overhead\"): Inductor's fused kernels, replayed through CUDA graphs that "
      "torch.compile captures itself; outputs are cloned, since the next replay overwrites them. Where "
      "compiling fails, the model runs eagerly."},
+    {Rewrite::torchscript, "torchscript",
+     "TorchScript, traced and frozen: on the first call with a given signature the forward is traced and "
+     "frozen, its parameters and buffers made constants, so whatever it computes from them alone (a merged or "
+     "normalised weight, a table of positions) is computed once instead of on every call, and each call runs "
+     "the remaining graph. Works without torch.compile (torch 1.x, the CPU). The eager model runs instead "
+     "where the trace could be wrong or does not apply: tracing warned (a branch on a tensor's value), the "
+     "forward differs between training and eval mode (dropout, batch statistics), an argument is not a "
+     "tensor, or gradients are on."},
 };
 
 constexpr bool in_enum_order() {
@@ -97,6 +105,43 @@ constexpr const char* kCompileHelper = R"PY(def _cudal1_compile(model, mode):
         return None
 )PY";
 
+constexpr const char* kTorchscriptHelpers = R"PY(def _cudal1_trace_key(args):
+    """What a trace is specialised to: each argument's shape, strides, dtype and device; None when
+    an argument is not a tensor (a trace takes tensors only)."""
+    key = []
+    for a in args:
+        if not isinstance(a, _cudal1_torch.Tensor):
+            return None
+        key.append((tuple(a.shape), a.stride(), a.dtype, a.device))
+    return tuple(key)
+
+
+def _cudal1_freeze(model, args):
+    """model's forward on arguments like these, traced by TorchScript and frozen: parameters and
+    buffers become constants, so what the forward computes from them alone is computed once,
+    here. None where the trace cannot be trusted: tracing warned (a branch on a tensor's value, a
+    tensor built from Python numbers: a trace would bake either in), the forward differs between
+    training and eval mode (freezing needs eval mode), or tracing failed."""
+    import copy, re, warnings
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", _cudal1_torch.jit.TracerWarning)
+            with _cudal1_torch.no_grad():
+                # Tracing runs the forward: on a copy, so the model's own state (running
+                # statistics, a counter) does not change by it.
+                probe = copy.deepcopy(model)
+                graphs = []
+                for training in (True, False):
+                    probe.train(training)
+                    traced = _cudal1_torch.jit.trace(probe, tuple(args), check_trace=False)
+                    graphs.append(re.sub(r"___torch_mangle_\d+\.", "", str(traced.inlined_graph)))
+        if graphs[0] != graphs[1]:  # dropout, batch statistics, `if self.training`
+            return None
+        return _cudal1_torch.jit.freeze(traced)
+    except Exception:  # noqa: BLE001 — a TracerWarning, an output a trace cannot return, an operator it cannot record
+        return None
+)PY";
+
 constexpr const char* kClassHead = R"PY(class @CLASS@(_cudal1_torch.nn.Module):
     """The task's Model with @LABEL@: the same outputs, dtypes and float32 arithmetic."""
 
@@ -124,6 +169,11 @@ constexpr const char* kInitCompile = R"PY(        # A plain attribute, out of th
         # model once. Compiled on the first call, for the device the model is on by then.
         self.__dict__["_cudal1_compiled"] = _cudal1_compile(self.model, "@MODE@")
         self._cudal1_compile_error = None
+)PY";
+
+constexpr const char* kInitTorchscript = R"PY(        # Frozen traces by argument signature (None: that signature runs eagerly). A plain
+        # attribute, out of the module tree: state_dict(), .to() and parameters() see the model once.
+        self.__dict__["_cudal1_frozen"] = {}
 )PY";
 
 constexpr const char* kForwardChannelsLast = R"PY(
@@ -161,6 +211,22 @@ constexpr const char* kRunCompiled = R"PY(
         return self.model(*args, **kwargs)
 )PY";
 
+constexpr const char* kRunFrozen = R"PY(
+    def _cudal1_run(self, *args, **kwargs):
+        # With gradients on, parameters must stay parameters: a frozen trace serves inference only.
+        key = None if kwargs or _cudal1_torch.is_grad_enabled() else _cudal1_trace_key(args)
+        if key is not None:
+            frozen = self._cudal1_frozen.get(key, False)
+            if frozen is False:  # a signature not traced yet
+                frozen = self._cudal1_frozen[key] = _cudal1_freeze(self.model, args)
+            if frozen is not None:
+                try:
+                    return frozen(*args)
+                except Exception:  # noqa: BLE001 — the trace does not fit after all: eager for this signature
+                    self._cudal1_frozen[key] = None
+        return self.model(*args, **kwargs)
+)PY";
+
 constexpr const char* kCallCompiled = R"PY(                return compiled(*args, **kwargs)
 )PY";
 
@@ -181,17 +247,20 @@ std::string replaced(std::string text, const std::string& placeholder, const std
 std::string rewritten_class(const std::string& class_name, Combination c) {
   Combination rest{c.bits & ~Combination::bit(Rewrite::graph)};
   bool compiled = c.has(Rewrite::compile) || c.has(Rewrite::compile_reduce_overhead);
+  bool frozen = c.has(Rewrite::torchscript);
   std::string mode = c.has(Rewrite::compile_reduce_overhead) ? "reduce-overhead" : "default";
   std::string out = replaced(replaced(kClassHead, "@CLASS@", class_name), "@LABEL@", combination_label(rest));
   if (c.has(Rewrite::channels_last)) out += kInitChannelsLast;
   if (c.has(Rewrite::cudnn_benchmark)) out += kInitCudnnBenchmark;
   if (compiled) out += kInitCompile;
-  std::string run = compiled ? "self._cudal1_run" : "self.model";
+  if (frozen) out += kInitTorchscript;
+  std::string run = compiled || frozen ? "self._cudal1_run" : "self.model";
   out += c.has(Rewrite::channels_last)
              ? replaced(kForwardChannelsLast, "@RECOMPILE@", compiled ? kRecompile : "")
              : std::string(kForwardPlain);
   if (compiled)
     out += replaced(kRunCompiled, "@CALL@", c.has(Rewrite::compile_reduce_overhead) ? kCallReduceOverhead : kCallCompiled);
+  if (frozen) out += kRunFrozen;
   return replaced(replaced(out, "@RUN@", run), "@MODE@", mode);
 }
 
@@ -210,6 +279,7 @@ int Combination::size() const {
 bool combination_allowed(Combination c) {
   if (c.empty() || c.bits >> std::size(kAllRewrites)) return false;
   if (c.has(Rewrite::compile_reduce_overhead) && (c.has(Rewrite::compile) || c.has(Rewrite::graph))) return false;
+  if (c.has(Rewrite::torchscript) && (c.has(Rewrite::compile) || c.has(Rewrite::compile_reduce_overhead))) return false;
   return true;
 }
 
@@ -248,7 +318,8 @@ std::string rewrite_label_in_code(const std::string& code) {
 std::string rewrite_candidate_source(const std::string& task_name, const std::string& reference, Combination c) {
   if (!combination_allowed(c))
     throw Error(ErrorKind::internal, "the rewrite combination '" + combination_label(c) + "' is not allowed",
-                "combine at most one of compile and compile_reduce_overhead, and never graph with compile_reduce_overhead",
+                "combine at most one of compile, compile_reduce_overhead and torchscript, and never graph with "
+                "compile_reduce_overhead",
                 task_name);
   std::string source = normalized_reference(reference);
   require_kernelbench_task(task_name, source);
@@ -271,6 +342,7 @@ std::string rewrite_candidate_source(const std::string& task_name, const std::st
   if (c.has(Rewrite::channels_last) || c.has(Rewrite::compile_reduce_overhead)) out += "\n\n" + std::string(kMapTensors);
   if (c.has(Rewrite::channels_last)) out += "\n\n" + std::string(kLayoutHelpers);
   if (c.has(Rewrite::compile) || c.has(Rewrite::compile_reduce_overhead)) out += "\n\n" + std::string(kCompileHelper);
+  if (c.has(Rewrite::torchscript)) out += "\n\n" + std::string(kTorchscriptHelpers);
   // With graph, ModelNew captures the rewritten class (or the task's Model when graph is all).
   static const std::string kRewrittenClass = "_Cudal1Rewritten";
   if (others) out += "\n\n" + rewritten_class(graph ? kRewrittenClass : "ModelNew", c);

@@ -6,8 +6,8 @@
 // tolerance, the same dtypes, float32 arithmetic throughout (every file turns TF32 off, because
 // cuDNN's autotuner and its NHWC kernels would otherwise pick TF32 algorithms on tensor-core
 // GPUs, which the evaluator flags as reduced precision). Each one falls back to the task's own
-// eager code where it cannot work (no CUDA, no torch.compile, a failed capture or compile), so a
-// file is correct anywhere and only its speed depends on the machine.
+// eager code where it cannot work (no CUDA, no torch.compile, a failed capture or compile, a trace
+// that could be wrong), so a file is correct anywhere and only its speed depends on the machine.
 //
 // The file is the task's source (Model, get_inputs and get_init_inputs import as written) under
 // a header whose first line names the combination, `# cudal1-rewrite: graph+channels_last`, so
@@ -33,9 +33,10 @@ enum class Rewrite : unsigned {
   cudnn_benchmark,          // cuDNN autotuning (torch.backends.cudnn.benchmark)
   compile,                  // torch.compile, default mode
   compile_reduce_overhead,  // torch.compile(mode="reduce-overhead")
+  torchscript,              // TorchScript trace, frozen: what the forward computes from weights alone, once
 };
-inline constexpr Rewrite kAllRewrites[] = {Rewrite::graph, Rewrite::channels_last, Rewrite::cudnn_benchmark,
-                                           Rewrite::compile, Rewrite::compile_reduce_overhead};
+inline constexpr Rewrite kAllRewrites[] = {Rewrite::graph,   Rewrite::channels_last,           Rewrite::cudnn_benchmark,
+                                           Rewrite::compile, Rewrite::compile_reduce_overhead, Rewrite::torchscript};
 
 const char* rewrite_name(Rewrite r);
 // What the rewrite does and why it may be faster, a sentence or two for the answer's design.
@@ -55,9 +56,9 @@ struct Combination {
   static unsigned bit(Rewrite r) { return 1u << static_cast<unsigned>(r); }
 };
 
-// Non-empty, and no two rewrites that exclude each other: compile and compile_reduce_overhead
-// (one torch.compile per model), graph and compile_reduce_overhead (which captures CUDA graphs
-// itself; one capture inside another fails).
+// Non-empty, and no two rewrites that exclude each other: at most one of compile,
+// compile_reduce_overhead and torchscript (one compiler per model), graph and
+// compile_reduce_overhead (which captures CUDA graphs itself; one capture inside another fails).
 bool combination_allowed(Combination c);
 
 // "graph+channels_last": the rewrites in canonical order, joined with '+'.

@@ -86,6 +86,15 @@ Combination applicable_rewrites(const std::string& reference) {
   if (!t.host_sync) c = c.with(Rewrite::graph);
   if (t.conv2d && !t.conv3d) c = c.with(Rewrite::channels_last);
   if (t.conv) c = c.with(Rewrite::cudnn_benchmark);
+  return c.with(Rewrite::torchscript);
+}
+
+Combination applicable_rewrites(const std::string& reference, const std::string& device) {
+  Combination c = applicable_rewrites(reference);
+  if (device == "cpu" || device.rfind("cpu:", 0) == 0) {
+    Combination cuda_only = Combination{}.with(Rewrite::graph).with(Rewrite::cudnn_benchmark).with(Rewrite::compile_reduce_overhead);
+    c.bits &= ~cuda_only.bits;
+  }
   return c;
 }
 

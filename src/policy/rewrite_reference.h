@@ -21,8 +21,13 @@ ReferenceTraits reference_traits(const std::string& reference);
 // The rewrites that apply to the task: graph unless a forward reads values back to the host
 // (no CUDA graph can capture that); channels_last with 2-D convolutions and no 3-D ones (NHWC is
 // a 4-D layout: a 3-D convolution's 5-D weight cannot take it); cudnn_benchmark with any
-// convolution; compile and compile_reduce_overhead always.
+// convolution; compile, compile_reduce_overhead and torchscript always.
 Combination applicable_rewrites(const std::string& reference);
+
+// Those of them that can change anything on `device`. Off CUDA ("cpu"), graph and cudnn_benchmark
+// always run the eager model and compile_reduce_overhead has no CUDA graphs to replay (it is
+// compile's default mode there), so they are left out; any other device keeps all.
+Combination applicable_rewrites(const std::string& reference, const std::string& device);
 
 // The source with LF line endings and no byte-order mark: an answer is one text, and Python reads
 // either form the same.
