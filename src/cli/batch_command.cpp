@@ -160,7 +160,7 @@ void run_batch(const BatchArgs& a) {
 void register_batch(CLI::App& app) {
   auto args = std::make_shared<BatchArgs>();
   CLI::App* cmd = app.add_subcommand("batch", "Evaluate many candidates, queued over every visible GPU");
-  cmd->add_option("--pairs", args->pairs, "file of TASK CANDIDATE lines (or JSON lines with task, candidate, id)");
+  cmd->add_option("--pairs", args->pairs, "file of TASK CANDIDATE lines (or JSON lines with task, candidate, id); a TASK is a file or a suite name (level1/28_log_softmax or log_softmax)");
   cmd->add_option("--jsonl", args->jsonl, "a CUDA-L1 JSON-lines file: each row's custom_code against its ref_code");
   cmd->add_option("--levels", args->levels, "with --jsonl: only these levels, e.g. 12");
   cmd->add_option("--limit", args->limit, "evaluate at most this many");

@@ -4,9 +4,11 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -17,6 +19,7 @@
 #include "evaluator/evaluator.h"
 #include "evaluator/fixture_cases.h"
 #include "store/store.h"
+#include "tasks/suite.h"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -313,4 +316,102 @@ TEST(Cli, BenchScoresAFolderAndResumesFromTheStore) {
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.err.find("--jsonl"), std::string::npos) << bad.err;
   fs::remove_all(dir);
+}
+
+namespace {
+
+// A suite of small fixture tasks as the default suite of every command run meanwhile.
+struct SmallSuite {
+  fs::path root = fs::temp_directory_path() / ("cudal1_small_suite_" + std::to_string(::getpid()));
+  SmallSuite() {
+    fs::remove_all(root);
+    fs::create_directories(root / "level1");
+    fs::copy_file(fixture("tasks/scale_add.py"), root / "level1" / "01_scale_add.py");
+    fs::copy_file(fixture("tasks/softmax_rows.py"), root / "level1" / "02_softmax_rows.py");
+    fs::copy_file(fixture("tasks/relu_positive.py"), root / "level1" / "03_scale_relu.py");
+    setenv("CUDAL1_TASKS_DIR", root.c_str(), 1);
+  }
+  ~SmallSuite() {
+    unsetenv("CUDAL1_TASKS_DIR");
+    fs::remove_all(root);
+  }
+};
+
+}  // namespace
+
+// Every command that takes a task takes a suite name too, in any of its forms.
+TEST(Cli, EveryCommandResolvesSuiteNames) {
+  SmallSuite suite;
+  fs::path dir = suite.root / "work";
+  fs::create_directories(dir);
+  std::string cand = fixture("candidates/ok_scale_add_alpha.py");
+
+  auto show = run_cli("tasks show scale_add --json --no-store");
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_EQ(json::parse(show.out)["name"], "level1/01_scale_add");
+
+  auto eval = run_cli("eval --task 01_scale_add --candidate " + cand + " --no-timing --no-store --json");
+  ASSERT_EQ(eval.exit_code, 0) << eval.err;
+  EXPECT_EQ(only_json(eval.out)["task"]["path"], (suite.root / "level1" / "01_scale_add.py").string());
+
+  auto lint = run_cli("lint-task level1/01_scale_add --no-store --json");
+  ASSERT_EQ(lint.exit_code, 0) << lint.err;
+  EXPECT_NE(only_json(lint.out)["task"]["path"].get<std::string>().find("01_scale_add.py"), std::string::npos);
+
+  auto baselines = run_cli("baselines scale_add --buckets 1 --calls 1 --no-store --json");
+  ASSERT_EQ(baselines.exit_code, 0) << baselines.err;
+  EXPECT_EQ(only_json(baselines.out)["task"], "scale_add");
+
+  std::ofstream(dir / "pairs.txt") << "scale_add " << cand << "\n";
+  auto batch = run_cli("batch --pairs " + (dir / "pairs.txt").string() + " --device cpu --no-timing --no-store --json");
+  ASSERT_EQ(batch.exit_code, 0) << batch.err;
+  EXPECT_EQ(only_json(batch.out)["accepted"], 1);
+
+  auto enrich = run_cli("enrich scale_add --device cpu --no-store --json --out " + (dir / "enriched").string());
+  ASSERT_EQ(enrich.exit_code, 0) << enrich.err;
+  EXPECT_NE(enrich.out.find("level1/01_scale_add"), std::string::npos) << enrich.out;
+
+  auto optimize = run_cli("optimize scale_add --policy builtin --rounds 1 --group 1 --device cpu --no-timing --json --run " +
+                          (dir / "run").string() + " --db " + (dir / "r.db").string());
+  ASSERT_EQ(optimize.exit_code, 0) << optimize.err;
+  EXPECT_EQ(only_json(optimize.out)["tasks"][0]["task"], "level1/01_scale_add") << optimize.out;
+}
+
+TEST(Cli, AnAmbiguousTaskNameListsItsCandidates) {
+  SmallSuite suite;
+  for (std::string command : {"tasks show s --no-store", "lint-task s --no-store", "baselines s --no-store",
+                              "optimize s --device cpu", "eval --candidate x.py --no-store --task s"}) {
+    auto r = run_cli(command);  // "s" is in 01_scale_add, 02_softmax_rows and 03_scale_relu
+    EXPECT_EQ(r.exit_code, 3) << command << ": " << r.err;
+    for (auto name : {"level1/01_scale_add", "level1/02_softmax_rows", "level1/03_scale_relu"})
+      EXPECT_NE(r.err.find(name), std::string::npos) << command << ": " << r.err;
+  }
+  auto typo = run_cli("lint-task sacle_add --no-store");  // a typo, not a part of any name
+  EXPECT_EQ(typo.exit_code, 3);
+  EXPECT_NE(typo.err.find("closest names: level1/01_scale_add"), std::string::npos) << typo.err;
+}
+
+// Every task a help text gives as an example exists in the bundled suite, in the form given.
+TEST(Cli, EveryHelpExampleTaskNameResolves) {
+  std::vector<std::string> commands = {"eval", "lint-task", "baselines", "tasks show", "optimize", "enrich", "batch"};
+  if (run_cli("train selfsup --help").exit_code == 0) commands.insert(commands.end(), {"train selfsup", "train crl"});
+  const std::regex suite_name(R"(level\d+/[A-Za-z0-9_]+)"), group(R"(\(([^()]*level\d+/[^()]*)\))");
+  int examples = 0;
+  for (auto& command : commands) {
+    auto help = run_cli(command + " --help");
+    ASSERT_EQ(help.exit_code, 0) << command;
+    std::set<std::string> names;
+    for (std::sregex_iterator it(help.out.begin(), help.out.end(), suite_name), end; it != end; ++it) names.insert(it->str());
+    // "(level1/28_log_softmax, 28_log_softmax or log_softmax)": each form is an example.
+    for (std::sregex_iterator it(help.out.begin(), help.out.end(), group), end; it != end; ++it) {
+      std::istringstream words(std::regex_replace((*it)[1].str(), std::regex(R"([,;:])"), " "));
+      for (std::string w; words >> w;)
+        if (w != "or" && w != "and" && w != "e.g." && w != "such" && w != "as") names.insert(w);
+    }
+    for (auto& name : names) {
+      ++examples;
+      EXPECT_NO_THROW(cudal1::find_task(cudal1::default_suite_dir(), name)) << command << " --help gives " << name;
+    }
+  }
+  EXPECT_GE(examples, 6);  // the examples were found at all
 }

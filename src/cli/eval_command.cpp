@@ -16,6 +16,7 @@
 #include "evaluator/timing.h"
 #include "report/table.h"
 #include "store/store.h"
+#include "tasks/suite.h"
 
 namespace cudal1::cli {
 
@@ -99,9 +100,8 @@ void check_arguments(EvalArgs& a) {
     throw Error(ErrorKind::usage, "unknown --tolerance '" + a.tolerance + "'", "use standard or strict");
   if (o.device != "cpu" && o.device.rfind("cuda", 0) != 0)
     throw Error(ErrorKind::usage, "unknown --device '" + o.device + "'", "use cpu, cuda or cuda:N");
-  std::vector<std::string> files = a.candidates;
-  files.push_back(o.task_path);
-  for (auto& p : files)
+  o.task_path = resolve_task_file(o.task_path);
+  for (auto& p : a.candidates)
     if (!std::filesystem::is_regular_file(p))
       throw Error(ErrorKind::input, "no such file: " + p, "check the path");
   o.timing = !a.no_timing;
@@ -226,7 +226,7 @@ void run_eval(EvalArgs& a) {
 void register_eval(CLI::App& app) {
   auto args = std::make_shared<EvalArgs>();
   auto* cmd = app.add_subcommand("eval", "Evaluate one candidate (ModelNew) against one task (Model)");
-  cmd->add_option("--task,-t", args->options.task_path, "KernelBench task file (Model, get_inputs, get_init_inputs)")->required();
+  cmd->add_option("--task,-t", args->options.task_path, "KernelBench task file (Model, get_inputs, get_init_inputs), or a suite name (level1/28_log_softmax or log_softmax)")->required();
   cmd->add_option("--candidate,-c", args->candidates, "candidate file defining ModelNew (repeat for several)")->required();
   cmd->add_option("--device,-d", args->options.device, "cpu, cuda or cuda:N")->capture_default_str();
   cmd->add_flag("--json", args->json_out, "print exactly one JSON object on stdout");
