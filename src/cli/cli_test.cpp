@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +19,7 @@
 #include "core/hash.h"
 #include "evaluator/evaluator.h"
 #include "evaluator/fixture_cases.h"
+#include "runner/python.h"
 #include "store/store.h"
 #include "tasks/suite.h"
 
@@ -414,4 +416,23 @@ TEST(Cli, EveryHelpExampleTaskNameResolves) {
     }
   }
   EXPECT_GE(examples, 6);  // the examples were found at all
+}
+
+// A CPU-only torch asked for CUDA is the interpreter's problem, said as such: a runner error that
+// names the way to another Python, no traceback, and no blame on the task.
+TEST(Cli, CudaWithACpuOnlyTorchSaysWhichPythonToUse) {
+  std::string python = cudal1::find_python();
+  if (std::system((python + " -c 'import sys, torch; sys.exit(0 if torch.version.cuda is None else 1)'").c_str()) != 0)
+    GTEST_SKIP() << python << " has a CUDA build of torch";
+  for (std::string command : {eval_args("scale_add.py", "ok_scale_add_alpha.py", "cuda") + " --no-store",
+                              "lint-task " + fixture("tasks/scale_add.py") + " --device cuda --no-store"}) {
+    auto r = run_cli(command);
+    EXPECT_EQ(r.exit_code, 5) << command << "\n" << r.err;
+    EXPECT_NE(r.err.find("has no CUDA"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("CUDAL1_PYTHON"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("--device cpu"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("Traceback"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("run the task on its own"), std::string::npos) << r.err;
+    EXPECT_LE(std::count(r.err.begin(), r.err.end(), '\n'), 3) << r.err;
+  }
 }
