@@ -59,6 +59,8 @@ void print_summary(const EvalResult& r, const std::string& stored, std::ostream&
     if (p.contains("skipped")) os << "precision  not checked: " << p["skipped"].get<std::string>() << "\n";
     else if (p.value("verdict", "") == "reduced")
       os << "precision  REDUCED (like the reference in " << p.value("like", "?") << ")\n";
+    else if (p.value("verdict", "") == "systematic")
+      os << "precision  SYSTEMATIC ERROR (a bias, a wrong constant or an approximation, not rounding: incorrect)\n";
     else os << "precision  as the reference (float64 oracle ladder)\n";
   }
   if (r.statistics.contains("verified_calls")) {
@@ -241,7 +243,8 @@ void register_eval(CLI::App& app) {
   cmd->add_flag("--no-timing", args->no_timing, "check correctness only");
   add_baseline_options(cmd, args->baselines);
   cmd->add_flag("--allow-reduced-precision", args->options.allow_reduced_precision,
-                "accept fp16/bf16/TF32 math in a float32 task (flagged as a warning and labelled, not rejected)");
+                "accept fp16/bf16/TF32 math in a float32 task (flagged as a warning and labelled, not rejected); "
+                "an error that is systematic rather than rounding (a bias, a wrong constant) stays incorrect");
   cmd->add_option("--buckets", args->options.buckets, "timing buckets (default 5 on CPU, 7 on CUDA)");
   cmd->add_option("--calls", args->options.calls_per_bucket, "timed calls per bucket (default 8 on CPU, 20 on CUDA)");
   cmd->add_option("--call-timeout", args->options.call_timeout_s, "seconds one forward call may take")->capture_default_str();

@@ -109,3 +109,48 @@ TEST(Evaluator, LargeSpeedupsAreRetimedInAFreshProcess) {
 }
 
 }  // namespace
+
+namespace {
+
+EvalOptions quick(const std::string& task, const std::string& candidate) {
+  EvalOptions o;
+  o.task_path = (fixtures_dir() / "tasks" / task).string();
+  o.candidate_path = (fixtures_dir() / "candidates" / candidate).string();
+  o.device = CUDAL1_TEST_DEVICE;
+  o.buckets = 3;
+  o.calls_per_bucket = 3;
+  o.lint = false;
+  return o;
+}
+
+bool has_flag(const EvalResult& r, const std::string& id) {
+  return std::any_of(r.flags.begin(), r.flags.end(), [&](const Flag& f) { return f.id == id; });
+}
+
+// A constant added inside the tolerance is another function, not a cheaper way to compute this
+// one: incorrect, whatever --allow-reduced-precision says. The option is offered, and accepts,
+// only where the error is rounding.
+TEST(Evaluator, ASystematicErrorIsIncorrectEvenWithReducedPrecisionAllowed) {
+  EvalOptions o = quick("scale_add.py", "incorrect_scale_add_constant_offset.py");
+  o.timing = false;
+  o.allow_reduced_precision = true;
+  EvalResult offset = evaluate(o);
+  EXPECT_EQ(offset.status, Status::incorrect) << offset.error;
+  EXPECT_FALSE(offset.accepted);
+  EXPECT_TRUE(has_flag(offset, "systematic_error")) << offset.error;
+  EXPECT_FALSE(has_flag(offset, "reduced_precision")) << offset.error;
+  EXPECT_EQ(offset.correctness["precision"].value("verdict", ""), "systematic");
+  EXPECT_EQ(offset.error.find("--allow-reduced-precision"), std::string::npos) << offset.error;
+  EXPECT_NE(offset.error.find("one constant offset"), std::string::npos) << offset.error;
+
+  EvalOptions fp16 = quick("scale_add.py", "rejected_scale_add_fp16_elementwise.py");
+  fp16.timing = false;
+  EvalResult rounded = evaluate(fp16);
+  EXPECT_EQ(rounded.status, Status::rejected) << rounded.error;
+  EXPECT_NE(rounded.error.find("pass --allow-reduced-precision"), std::string::npos) << rounded.error;
+  fp16.allow_reduced_precision = true;
+  EvalResult allowed = evaluate(fp16);
+  EXPECT_TRUE(allowed.accepted) << allowed.error;  // following the hint accepts what is only rounding
+}
+
+}  // namespace
