@@ -22,6 +22,7 @@
 #include "core/paths.h"
 #include "queue/jobs.h"
 #include "queue/queue.h"
+#include "report/result_notes.h"
 #include "report/table.h"
 
 namespace fs = std::filesystem;
@@ -111,7 +112,8 @@ void run_batch(const BatchArgs& a) {
   BuildTally tally;
   std::map<std::string, int> statuses;
   int accepted = 0;
-  Table t({"candidate", "device", "verdict", "status", "speedup", "load s", "run s"}, {false, false, false, false, true, true, true});
+  Table t({"candidate", "device", "verdict", "status", "speedup", "load s", "run s", "note"},
+          {false, false, false, false, true, true, true, false});
   for (auto& r : results) {
     if (!r.result) {
       statuses["error"]++;
@@ -126,7 +128,8 @@ void run_batch(const BatchArgs& a) {
     accepted += e.accepted;
     auto sp = e.speedup.find("eager");
     t.add_row({r.id, r.device, e.accepted ? "accepted" : "not accepted", status_name(e.status),
-               sp == e.speedup.end() ? "-" : format_fixed(sp->second, 2) + "x", format_fixed(load, 1), format_fixed(r.run_s, 1)});
+               sp == e.speedup.end() ? "-" : format_fixed(sp->second, 2) + "x", format_fixed(load, 1), format_fixed(r.run_s, 1),
+               noise_note(e)});
   }
   json summary = {{"mode", a.stock ? "stock" : "queue"}, {"evaluations", jobs.size()}, {"lanes", config.devices},
                   {"wall_s", stats.wall_s}, {"evaluations_per_hour", stats.evaluations_per_hour()},

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <regex>
 #include <set>
@@ -312,7 +313,13 @@ TEST(Cli, BenchScoresAFolderAndResumesFromTheStore) {
   CliRun again = run_cli(args);
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_NE(again.err.find("2 of 2 already scored"), std::string::npos) << again.err;
-  EXPECT_EQ(only_json(again.out)["rows"], b["rows"]);
+  // The same rows, each marked as the store's answer.
+  json resumed = only_json(again.out)["rows"];
+  for (auto& row : b["rows"]) EXPECT_FALSE(row["from_store"].get<bool>()) << row.dump();
+  for (auto& row : resumed) EXPECT_TRUE(row["from_store"].get<bool>()) << row.dump();
+  for (auto* rows : {&resumed, &b["rows"]})
+    for (auto& row : *rows) row.erase("from_store");
+  EXPECT_EQ(resumed, b["rows"]);
 
   CliRun bad = run_cli("bench --device cpu --no-sol --db " + (dir / "r.db").string());
   EXPECT_NE(bad.exit_code, 0);
@@ -338,6 +345,16 @@ struct SmallSuite {
     fs::remove_all(root);
   }
 };
+
+// The last line of a plain-text table that starts with `first`, or "": the table comes after
+// the summaries, whose lines may start with the same word ("candidate  /path/...").
+std::string table_row(const std::string& out, const std::string& first) {
+  std::istringstream lines(out);
+  std::string found;
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind(first, 0) == 0) found = line;
+  return found;
+}
 
 }  // namespace
 
@@ -435,4 +452,26 @@ TEST(Cli, CudaWithACpuOnlyTorchSaysWhichPythonToUse) {
     EXPECT_EQ(r.err.find("run the task on its own"), std::string::npos) << r.err;
     EXPECT_LE(std::count(r.err.begin(), r.err.end(), '\n'), 3) << r.err;
   }
+}
+
+// The table after several candidates marks the store's answers: a second run of the same command
+// answers from the store, and says so on every row.
+TEST(Cli, TheTableMarksAnswersFromTheStore) {
+  fs::path db = fs::temp_directory_path() / ("cudal1_cli_marks_" + std::to_string(::getpid()) + ".db");
+  fs::remove(db);
+  std::string args = eval_args("scale_add.py", "ok_scale_add_alpha.py") + " --candidate " +
+                     fixture("candidates/incorrect_scale_add_zeros.py") + " --no-timing --db " + db.string();
+  auto first = run_cli(args), second = run_cli(args);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  std::istringstream header(table_row(first.out, "candidate "));
+  std::vector<std::string> columns{std::istream_iterator<std::string>(header), {}};
+  EXPECT_NE(std::find(columns.begin(), columns.end(), "from"), columns.end()) << first.out;
+  for (auto name : {"ok_scale_add_alpha.py", "incorrect_scale_add_zeros.py"}) {
+    std::string fresh = table_row(first.out, name), stored = table_row(second.out, name);
+    EXPECT_NE(fresh.find(" run"), std::string::npos) << first.out;
+    EXPECT_EQ(fresh.find(" store"), std::string::npos) << first.out;
+    EXPECT_NE(stored.find(" store"), std::string::npos) << second.out;
+  }
+  fs::remove(db), fs::remove(db.string() + ".key");
 }

@@ -14,6 +14,7 @@
 #include "core/paths.h"
 #include "evaluator/evaluator.h"
 #include "evaluator/timing.h"
+#include "report/result_notes.h"
 #include "report/table.h"
 #include "store/store.h"
 #include "tasks/suite.h"
@@ -42,6 +43,8 @@ void print_summary(const EvalResult& r, const std::string& stored, std::ostream&
        << " ms, candidate " << format_fixed(r.runtime_ms.at("candidate"), 4) << " ms; raw "
        << format_fixed(s.value("raw_speedup", 0.0), 3) << "x over " << s.value("buckets", 0)
        << " buckets, spread " << format_fixed(100 * s.value("spread", 0.0), 1) << "%)\n";
+    // A figure noise shrank says so beside the medians it contradicts.
+    if (std::string note = noise_note(r); !note.empty()) os << "           " << note << "\n";
   }
   if (r.correctness.contains("cases")) {
     int n = 0, ok = 0;
@@ -133,12 +136,13 @@ EvalResult evaluate_one(EvalOptions o, const std::string& candidate, Store* stor
   return r;
 }
 
-// One row per candidate; with --repeat, the speedup of each evaluation and their spread.
+// One row per candidate; with --repeat, the speedup of each evaluation and their spread. "from"
+// tells a stored answer from a fresh one; "note" explains a figure noise shrank.
 void print_table(const std::vector<std::vector<EvalResult>>& runs, std::ostream& os) {
   bool repeated = !runs.empty() && runs[0].size() > 1;
   std::vector<std::string> headers = {"candidate", "verdict", "status", "speedup", "eager ms", "candidate ms"};
   if (repeated) headers.insert(headers.end(), {"each run", "spread"});
-  headers.push_back("flags");
+  headers.insert(headers.end(), {"flags", "from", "note"});
   std::vector<bool> right = {false, false, false, true, true, true};
   if (repeated) right.insert(right.end(), {false, true});
   Table t(headers, right);
@@ -166,7 +170,12 @@ void print_table(const std::vector<std::vector<EvalResult>>& runs, std::ostream&
           : *std::max_element(speedups.begin(), speedups.end()) - *std::min_element(speedups.begin(), speedups.end());
       row.insert(row.end(), {each.empty() ? "-" : each, speedups.empty() ? "-" : format_fixed(spread, 2)});
     }
-    row.push_back(flags);
+    std::string from, note;  // each run's own, where they differ (with --repeat only the first may be stored)
+    for (auto& x : reps) {
+      if (std::string s = result_source(x); from.find(s) == std::string::npos) from += (from.empty() ? "" : ",") + s;
+      if (std::string n = noise_note(x); !n.empty() && note.find(n) == std::string::npos) note += (note.empty() ? "" : "; ") + n;
+    }
+    row.insert(row.end(), {flags, from, note});
     t.add_row(row);
   }
   t.print(os);

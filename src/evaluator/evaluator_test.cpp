@@ -51,6 +51,7 @@ TEST_P(Fixture, GetsItsExpectedVerdict) {
   // expectation is the figure itself (a neutralised hack shows no gain): that figure is taken
   // the way an evaluation takes it, re-measured while the buckets disagree.
   o.max_remeasure = c.max_speedup > 0 ? EvalOptions{}.max_remeasure : 0;
+  o.noisy_retries = c.max_speedup > 0 ? EvalOptions{}.noisy_retries : 0;
   o.lint = false;  // the lint has its own tests; here it would only repeat itself per case
   o.build_timeout_s = c.builds_extension ? 600 : 30;
   o.call_timeout_s = 15;
@@ -151,6 +152,27 @@ TEST(Evaluator, ASystematicErrorIsIncorrectEvenWithReducedPrecisionAllowed) {
   fp16.allow_reduced_precision = true;
   EvalResult allowed = evaluate(fp16);
   EXPECT_TRUE(allowed.accepted) << allowed.error;  // following the hint accepts what is only rounding
+}
+
+// A figure still noisy after its re-measures is measured again on fresh buckets, twice at most,
+// and the result says how it was obtained. A spread limit below zero makes every try noisy.
+TEST(Evaluator, NoisyTimingIsMeasuredAgainOnFreshBucketsBeforeItStands) {
+  EvalOptions o = quick("scale_add.py", "ok_scale_add_alpha.py");
+  o.attribution = false;
+  o.max_remeasure = 0;
+  o.spread_limit = -1;
+  EvalResult noisy = evaluate(o);
+  ASSERT_EQ(noisy.status, Status::ok) << noisy.error;
+  EXPECT_EQ(noisy.statistics.value("tries", 0), 3) << noisy.statistics.dump();
+  EXPECT_EQ(noisy.statistics["try_spreads"].size(), 3u);
+  EXPECT_EQ(noisy.statistics.value("buckets", 0), 3);  // one try's buckets stand, not all of them pooled
+  EXPECT_TRUE(noisy.statistics["shrunk_to_one"].is_boolean());
+  EXPECT_TRUE(has_flag(noisy, "timing_noisy"));
+  o.spread_limit = 1e9;
+  EvalResult quiet = evaluate(o);
+  ASSERT_EQ(quiet.status, Status::ok) << quiet.error;
+  EXPECT_EQ(quiet.statistics.value("tries", 0), 1);
+  EXPECT_FALSE(has_flag(quiet, "timing_noisy"));
 }
 
 }  // namespace
