@@ -63,3 +63,23 @@ TEST(TaskNames, AnUnknownNameListsTheClosestOnes) {
   Error path = test_support::expect_error([&] { find_task(s.root, "/nowhere/task.py"); });
   EXPECT_NE(path.message().find("no such file: /nowhere/task.py"), std::string::npos) << path.message();
 }
+
+// The names the docs and help texts give as examples, in the bundled suite as it ships.
+TEST(TaskNames, TheDocumentedExamplesResolveInTheBundledSuite) {
+  const fs::path bundled = CUDAL1_SOURCE_TASKS_DIR;
+  const std::pair<const char*, const char*> examples[] = {
+      {"silu", "level1/23_silu"},  // `tasks show silu` in docs/tasks.md
+      {"23_silu", "level1/23_silu"},
+      {"level1/23_silu", "level1/23_silu"},
+      {"log_softmax", "level1/28_log_softmax"},
+      {"28_log_softmax", "level1/28_log_softmax"},
+      {"level1/28_log_softmax.py", "level1/28_log_softmax"},
+      {"hardswish", "level2/08_conv_bias_hardswish_maxpool"},
+      {"level2/07_conv_bn_relu", "level2/07_conv_bn_relu"},
+  };
+  for (auto& [typed, name] : examples) EXPECT_EQ(find_task(bundled, typed).name, name) << typed;
+  Error e = test_support::expect_error([&] { find_task(bundled, "softmax"); });  // docs/tasks.md's ambiguous one
+  EXPECT_NE(e.message().find("names 3 tasks: level1/27_softmax_bf16, level1/28_log_softmax, level2/05_linear_softmax"),
+            std::string::npos)
+      << e.message();
+}
