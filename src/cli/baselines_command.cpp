@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "report/table.h"
 #include "store/store.h"
+#include "tasks/suite.h"
 
 namespace cudal1::cli {
 
@@ -27,7 +28,7 @@ void run_baselines(const BaselinesArgs& a) {
           {false, false, true, true, true, true, false});
   for (auto& task : a.tasks) {
     BaselineOptions o;
-    o.task_path = task, o.device = a.device, o.python = a.python, o.store = store.get();
+    o.task_path = resolve_task_file(task), o.device = a.device, o.python = a.python, o.store = store.get();
     o.buckets = a.buckets, o.calls = a.calls;
     o.names = baseline_names();
     if (a.control) o.names.push_back("eager_control");
@@ -54,7 +55,7 @@ void register_baselines(CLI::App& app) {
   auto args = std::make_shared<BaselinesArgs>();
   auto* cmd = app.add_subcommand("baselines", "Time a task's Model against torch.compile (default, reduce-overhead), a CUDA "
                                               "graph replay and cuDNN autotuning (ratios to eager, cached per task and machine)");
-  cmd->add_option("tasks", args->tasks, "KernelBench task files")->required();
+  cmd->add_option("tasks", args->tasks, "KernelBench task files or suite names (level1/28_log_softmax, log_softmax)")->required();
   cmd->add_option("-d,--device", args->device, "cpu, cuda or cuda:N")->capture_default_str();
   cmd->add_option("--buckets", args->buckets, "paired buckets per baseline")->capture_default_str();
   cmd->add_option("--calls", args->calls, "timed calls per side and bucket")->capture_default_str();

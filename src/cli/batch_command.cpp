@@ -22,6 +22,7 @@
 #include "core/paths.h"
 #include "queue/jobs.h"
 #include "queue/queue.h"
+#include "report/result_notes.h"
 #include "report/table.h"
 
 namespace fs = std::filesystem;
@@ -111,7 +112,8 @@ void run_batch(const BatchArgs& a) {
   BuildTally tally;
   std::map<std::string, int> statuses;
   int accepted = 0;
-  Table t({"candidate", "device", "verdict", "status", "speedup", "load s", "run s"}, {false, false, false, false, true, true, true});
+  Table t({"candidate", "device", "verdict", "status", "speedup", "load s", "run s", "note"},
+          {false, false, false, false, true, true, true, false});
   for (auto& r : results) {
     if (!r.result) {
       statuses["error"]++;
@@ -126,7 +128,8 @@ void run_batch(const BatchArgs& a) {
     accepted += e.accepted;
     auto sp = e.speedup.find("eager");
     t.add_row({r.id, r.device, e.accepted ? "accepted" : "not accepted", status_name(e.status),
-               sp == e.speedup.end() ? "-" : format_fixed(sp->second, 2) + "x", format_fixed(load, 1), format_fixed(r.run_s, 1)});
+               sp == e.speedup.end() ? "-" : format_fixed(sp->second, 2) + "x", format_fixed(load, 1), format_fixed(r.run_s, 1),
+               noise_note(e)});
   }
   json summary = {{"mode", a.stock ? "stock" : "queue"}, {"evaluations", jobs.size()}, {"lanes", config.devices},
                   {"wall_s", stats.wall_s}, {"evaluations_per_hour", stats.evaluations_per_hour()},
@@ -160,7 +163,7 @@ void run_batch(const BatchArgs& a) {
 void register_batch(CLI::App& app) {
   auto args = std::make_shared<BatchArgs>();
   CLI::App* cmd = app.add_subcommand("batch", "Evaluate many candidates, queued over every visible GPU");
-  cmd->add_option("--pairs", args->pairs, "file of TASK CANDIDATE lines (or JSON lines with task, candidate, id)");
+  cmd->add_option("--pairs", args->pairs, "file of TASK CANDIDATE lines (or JSON lines with task, candidate, id); a TASK is a file or a suite name (level1/28_log_softmax or log_softmax)");
   cmd->add_option("--jsonl", args->jsonl, "a CUDA-L1 JSON-lines file: each row's custom_code against its ref_code");
   cmd->add_option("--levels", args->levels, "with --jsonl: only these levels, e.g. 12");
   cmd->add_option("--limit", args->limit, "evaluate at most this many");

@@ -13,6 +13,7 @@
 #include "core/hash.h"
 #include "queue/jobs.h"
 #include "report/bench_report.h"
+#include "report/result_notes.h"
 #include "report/table.h"
 #include "runner/python.h"
 #include "store/store.h"
@@ -45,6 +46,8 @@ json bench_row(const QueueJob& job, const std::optional<EvalResult>& r, const st
     return row;
   }
   row["status"] = status_name(r->status);
+  row["from_store"] = r->from_store;  // a resumed run's rows were measured before it
+  if (std::string note = noise_note(*r); !note.empty()) row["note"] = note;
   row["accepted"] = r->accepted;
   row["speedup"] = r->speedup;
   row["runtime_ms"] = r->runtime_ms;

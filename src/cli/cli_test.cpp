@@ -1,9 +1,15 @@
 // The CLI as a user meets it: exit statuses, stdout holding only our JSON, the store.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -14,7 +20,9 @@
 #include "core/hash.h"
 #include "evaluator/evaluator.h"
 #include "evaluator/fixture_cases.h"
+#include "runner/python.h"
 #include "store/store.h"
+#include "tasks/suite.h"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -285,10 +293,165 @@ TEST(Cli, BenchScoresAFolderAndResumesFromTheStore) {
   CliRun again = run_cli(args);
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_NE(again.err.find("2 of 2 already scored"), std::string::npos) << again.err;
-  EXPECT_EQ(only_json(again.out)["rows"], b["rows"]);
+  // The same rows, each marked as the store's answer.
+  json resumed = only_json(again.out)["rows"];
+  for (auto& row : b["rows"]) EXPECT_FALSE(row["from_store"].get<bool>()) << row.dump();
+  for (auto& row : resumed) EXPECT_TRUE(row["from_store"].get<bool>()) << row.dump();
+  for (auto* rows : {&resumed, &b["rows"]})
+    for (auto& row : *rows) row.erase("from_store");
+  EXPECT_EQ(resumed, b["rows"]);
 
   CliRun bad = run_cli("bench --device cpu --no-sol --db " + (dir / "r.db").string());
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.err.find("--jsonl"), std::string::npos) << bad.err;
   fs::remove_all(dir);
+}
+
+namespace {
+
+// A suite of small fixture tasks as the default suite of every command run meanwhile.
+struct SmallSuite {
+  fs::path root = fs::temp_directory_path() / ("cudal1_small_suite_" + std::to_string(::getpid()));
+  SmallSuite() {
+    fs::remove_all(root);
+    fs::create_directories(root / "level1");
+    fs::copy_file(fixture("tasks/scale_add.py"), root / "level1" / "01_scale_add.py");
+    fs::copy_file(fixture("tasks/softmax_rows.py"), root / "level1" / "02_softmax_rows.py");
+    fs::copy_file(fixture("tasks/relu_positive.py"), root / "level1" / "03_scale_relu.py");
+    setenv("CUDAL1_TASKS_DIR", root.c_str(), 1);
+  }
+  ~SmallSuite() {
+    unsetenv("CUDAL1_TASKS_DIR");
+    fs::remove_all(root);
+  }
+};
+
+// The last line of a plain-text table that starts with `first`, or "": the table comes after
+// the summaries, whose lines may start with the same word ("candidate  /path/...").
+std::string table_row(const std::string& out, const std::string& first) {
+  std::istringstream lines(out);
+  std::string found;
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind(first, 0) == 0) found = line;
+  return found;
+}
+
+}  // namespace
+
+// Every command that takes a task takes a suite name too, in any of its forms.
+TEST(Cli, EveryCommandResolvesSuiteNames) {
+  SmallSuite suite;
+  fs::path dir = suite.root / "work";
+  fs::create_directories(dir);
+  std::string cand = fixture("candidates/ok_scale_add_alpha.py");
+
+  auto show = run_cli("tasks show scale_add --json --no-store");
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_EQ(json::parse(show.out)["name"], "level1/01_scale_add");
+
+  auto eval = run_cli("eval --task 01_scale_add --candidate " + cand + " --no-timing --no-store --json");
+  ASSERT_EQ(eval.exit_code, 0) << eval.err;
+  EXPECT_EQ(only_json(eval.out)["task"]["path"], (suite.root / "level1" / "01_scale_add.py").string());
+
+  auto lint = run_cli("lint-task level1/01_scale_add --no-store --json");
+  ASSERT_EQ(lint.exit_code, 0) << lint.err;
+  EXPECT_NE(only_json(lint.out)["task"]["path"].get<std::string>().find("01_scale_add.py"), std::string::npos);
+
+  auto baselines = run_cli("baselines scale_add --buckets 1 --calls 1 --no-store --json");
+  ASSERT_EQ(baselines.exit_code, 0) << baselines.err;
+  EXPECT_EQ(only_json(baselines.out)["task"], "scale_add");
+
+  std::ofstream(dir / "pairs.txt") << "scale_add " << cand << "\n";
+  auto batch = run_cli("batch --pairs " + (dir / "pairs.txt").string() + " --device cpu --no-timing --no-store --json");
+  ASSERT_EQ(batch.exit_code, 0) << batch.err;
+  EXPECT_EQ(only_json(batch.out)["accepted"], 1);
+
+  auto enrich = run_cli("enrich scale_add --device cpu --no-store --json --out " + (dir / "enriched").string());
+  ASSERT_EQ(enrich.exit_code, 0) << enrich.err;
+  EXPECT_NE(enrich.out.find("level1/01_scale_add"), std::string::npos) << enrich.out;
+
+  auto optimize = run_cli("optimize scale_add --policy builtin --rounds 1 --group 1 --device cpu --no-timing --json --run " +
+                          (dir / "run").string() + " --db " + (dir / "r.db").string());
+  ASSERT_EQ(optimize.exit_code, 0) << optimize.err;
+  EXPECT_EQ(only_json(optimize.out)["tasks"][0]["task"], "level1/01_scale_add") << optimize.out;
+}
+
+TEST(Cli, AnAmbiguousTaskNameListsItsCandidates) {
+  SmallSuite suite;
+  for (std::string command : {"tasks show s --no-store", "lint-task s --no-store", "baselines s --no-store",
+                              "optimize s --device cpu", "eval --candidate x.py --no-store --task s"}) {
+    auto r = run_cli(command);  // "s" is in 01_scale_add, 02_softmax_rows and 03_scale_relu
+    EXPECT_EQ(r.exit_code, 3) << command << ": " << r.err;
+    for (auto name : {"level1/01_scale_add", "level1/02_softmax_rows", "level1/03_scale_relu"})
+      EXPECT_NE(r.err.find(name), std::string::npos) << command << ": " << r.err;
+  }
+  auto typo = run_cli("lint-task sacle_add --no-store");  // a typo, not a part of any name
+  EXPECT_EQ(typo.exit_code, 3);
+  EXPECT_NE(typo.err.find("closest names: level1/01_scale_add"), std::string::npos) << typo.err;
+}
+
+// Every task a help text gives as an example exists in the bundled suite, in the form given.
+TEST(Cli, EveryHelpExampleTaskNameResolves) {
+  std::vector<std::string> commands = {"eval", "lint-task", "baselines", "tasks show", "optimize", "enrich", "batch"};
+  if (run_cli("train selfsup --help").exit_code == 0) commands.insert(commands.end(), {"train selfsup", "train crl"});
+  const std::regex suite_name(R"(level\d+/[A-Za-z0-9_]+)"), group(R"(\(([^()]*level\d+/[^()]*)\))");
+  int examples = 0;
+  for (auto& command : commands) {
+    auto help = run_cli(command + " --help");
+    ASSERT_EQ(help.exit_code, 0) << command;
+    std::set<std::string> names;
+    for (std::sregex_iterator it(help.out.begin(), help.out.end(), suite_name), end; it != end; ++it) names.insert(it->str());
+    // "(level1/28_log_softmax, 28_log_softmax or log_softmax)": each form is an example.
+    for (std::sregex_iterator it(help.out.begin(), help.out.end(), group), end; it != end; ++it) {
+      std::istringstream words(std::regex_replace((*it)[1].str(), std::regex(R"([,;:])"), " "));
+      for (std::string w; words >> w;)
+        if (w != "or" && w != "and" && w != "e.g." && w != "such" && w != "as") names.insert(w);
+    }
+    for (auto& name : names) {
+      ++examples;
+      EXPECT_NO_THROW(cudal1::find_task(cudal1::default_suite_dir(), name)) << command << " --help gives " << name;
+    }
+  }
+  EXPECT_GE(examples, 6);  // the examples were found at all
+}
+
+// A CPU-only torch asked for CUDA is the interpreter's problem, said as such: a runner error that
+// names the way to another Python, no traceback, and no blame on the task.
+TEST(Cli, CudaWithACpuOnlyTorchSaysWhichPythonToUse) {
+  std::string python = cudal1::find_python();
+  if (std::system((python + " -c 'import sys, torch; sys.exit(0 if torch.version.cuda is None else 1)'").c_str()) != 0)
+    GTEST_SKIP() << python << " has a CUDA build of torch";
+  for (std::string command : {eval_args("scale_add.py", "ok_scale_add_alpha.py", "cuda") + " --no-store",
+                              "lint-task " + fixture("tasks/scale_add.py") + " --device cuda --no-store"}) {
+    auto r = run_cli(command);
+    EXPECT_EQ(r.exit_code, 5) << command << "\n" << r.err;
+    EXPECT_NE(r.err.find("has no CUDA"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("CUDAL1_PYTHON"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("--device cpu"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("Traceback"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("run the task on its own"), std::string::npos) << r.err;
+    EXPECT_LE(std::count(r.err.begin(), r.err.end(), '\n'), 3) << r.err;
+  }
+}
+
+// The table after several candidates marks the store's answers: a second run of the same command
+// answers from the store, and says so on every row.
+TEST(Cli, TheTableMarksAnswersFromTheStore) {
+  fs::path db = fs::temp_directory_path() / ("cudal1_cli_marks_" + std::to_string(::getpid()) + ".db");
+  fs::remove(db);
+  std::string args = eval_args("scale_add.py", "ok_scale_add_alpha.py") + " --candidate " +
+                     fixture("candidates/incorrect_scale_add_zeros.py") + " --no-timing --db " + db.string();
+  auto first = run_cli(args), second = run_cli(args);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  std::istringstream header(table_row(first.out, "candidate "));
+  std::vector<std::string> columns{std::istream_iterator<std::string>(header), {}};
+  EXPECT_NE(std::find(columns.begin(), columns.end(), "from"), columns.end()) << first.out;
+  for (auto name : {"ok_scale_add_alpha.py", "incorrect_scale_add_zeros.py"}) {
+    std::string fresh = table_row(first.out, name), stored = table_row(second.out, name);
+    EXPECT_NE(fresh.find(" run"), std::string::npos) << first.out;
+    EXPECT_EQ(fresh.find(" store"), std::string::npos) << first.out;
+    EXPECT_NE(stored.find(" store"), std::string::npos) << second.out;
+  }
+  fs::remove(db), fs::remove(db.string() + ".key");
 }

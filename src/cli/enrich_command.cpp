@@ -138,9 +138,9 @@ void run_enrich(const EnrichArgs& a) {
   if (a.jsonl.empty() == a.suite.empty())
     throw Error(ErrorKind::usage, a.suite.empty() ? "no tasks named" : "tasks named twice",
                 "give a SUITE folder (or one task file), or --jsonl FILE, not both");
-  if (!a.suite.empty() && !fs::exists(a.suite))
-    throw Error(ErrorKind::input, "no such file or folder: " + a.suite,
-                "give a folder of KernelBench tasks (levelN/*.py and/or *.py) or one task file");
+  // Not a file or folder: one task of the bundled suite by name, written where the suite puts it.
+  std::optional<TaskEntry> named;
+  if (!a.suite.empty() && !fs::exists(a.suite)) named = find_task(default_suite_dir(), a.suite);
   // Verification times nothing, so several evaluations share each GPU. Asked before any file is
   // written, so a machine without a GPU is told first.
   std::vector<std::string> lanes = cpu ? std::vector<std::string>() : lane_devices(a.device, a.gpus, a.lanes, false);
@@ -157,6 +157,8 @@ void run_enrich(const EnrichArgs& a) {
   if (!a.jsonl.empty()) {
     work.dir = make_private_dir("cudal1-enrich");
     tasks = cuda_l1_tasks(a.jsonl, work.dir);
+  } else if (named) {
+    tasks = {suite_task(named->name, fs::path(named->name + ".py"), named->path)};
   } else {
     tasks = suite_tasks(a.suite);
   }
@@ -300,7 +302,7 @@ void register_enrich(CLI::App& app) {
   auto args = std::make_shared<EnrichArgs>();
   auto* cmd = app.add_subcommand("enrich", "Write each task's CUDA Graph version as a KernelBench candidate file, "
                                            "each verified by the evaluator on the device (docs/baselines.md)");
-  cmd->add_option("suite", args->suite, "folder of tasks (levelN/*.py and/or *.py), or one task file");
+  cmd->add_option("suite", args->suite, "folder of tasks (levelN/*.py and/or *.py), one task file, or a suite name (level1/23_silu)");
   cmd->add_option("--out", args->out, "folder for the files: verified ones mirror the suite, the rest go to _failed/")->required();
   cmd->add_option("-d,--device", args->device, "cuda, cuda:N (verify there) or cpu (write only: graphs need CUDA)")->capture_default_str();
   cmd->add_option("--gpus", args->gpus, "with --device cuda: verify on at most N GPUs, side by side (0: every visible one)")->capture_default_str();

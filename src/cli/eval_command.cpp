@@ -14,8 +14,10 @@
 #include "core/paths.h"
 #include "evaluator/evaluator.h"
 #include "evaluator/timing.h"
+#include "report/result_notes.h"
 #include "report/table.h"
 #include "store/store.h"
+#include "tasks/suite.h"
 
 namespace cudal1::cli {
 
@@ -41,6 +43,8 @@ void print_summary(const EvalResult& r, const std::string& stored, std::ostream&
        << " ms, candidate " << format_fixed(r.runtime_ms.at("candidate"), 4) << " ms; raw "
        << format_fixed(s.value("raw_speedup", 0.0), 3) << "x over " << s.value("buckets", 0)
        << " buckets, spread " << format_fixed(100 * s.value("spread", 0.0), 1) << "%)\n";
+    // A figure noise shrank says so beside the medians it contradicts.
+    if (std::string note = noise_note(r); !note.empty()) os << "           " << note << "\n";
   }
   if (r.correctness.contains("cases")) {
     int n = 0, ok = 0;
@@ -58,6 +62,8 @@ void print_summary(const EvalResult& r, const std::string& stored, std::ostream&
     if (p.contains("skipped")) os << "precision  not checked: " << p["skipped"].get<std::string>() << "\n";
     else if (p.value("verdict", "") == "reduced")
       os << "precision  REDUCED (like the reference in " << p.value("like", "?") << ")\n";
+    else if (p.value("verdict", "") == "systematic")
+      os << "precision  SYSTEMATIC ERROR (a bias, a wrong constant or an approximation, not rounding: incorrect)\n";
     else os << "precision  as the reference (float64 oracle ladder)\n";
   }
   if (r.statistics.contains("verified_calls")) {
@@ -99,9 +105,8 @@ void check_arguments(EvalArgs& a) {
     throw Error(ErrorKind::usage, "unknown --tolerance '" + a.tolerance + "'", "use standard or strict");
   if (o.device != "cpu" && o.device.rfind("cuda", 0) != 0)
     throw Error(ErrorKind::usage, "unknown --device '" + o.device + "'", "use cpu, cuda or cuda:N");
-  std::vector<std::string> files = a.candidates;
-  files.push_back(o.task_path);
-  for (auto& p : files)
+  o.task_path = resolve_task_file(o.task_path);
+  for (auto& p : a.candidates)
     if (!std::filesystem::is_regular_file(p))
       throw Error(ErrorKind::input, "no such file: " + p, "check the path");
   o.timing = !a.no_timing;
@@ -131,12 +136,13 @@ EvalResult evaluate_one(EvalOptions o, const std::string& candidate, Store* stor
   return r;
 }
 
-// One row per candidate; with --repeat, the speedup of each evaluation and their spread.
+// One row per candidate; with --repeat, the speedup of each evaluation and their spread. "from"
+// tells a stored answer from a fresh one; "note" explains a figure noise shrank.
 void print_table(const std::vector<std::vector<EvalResult>>& runs, std::ostream& os) {
   bool repeated = !runs.empty() && runs[0].size() > 1;
   std::vector<std::string> headers = {"candidate", "verdict", "status", "speedup", "eager ms", "candidate ms"};
   if (repeated) headers.insert(headers.end(), {"each run", "spread"});
-  headers.push_back("flags");
+  headers.insert(headers.end(), {"flags", "from", "note"});
   std::vector<bool> right = {false, false, false, true, true, true};
   if (repeated) right.insert(right.end(), {false, true});
   Table t(headers, right);
@@ -164,7 +170,12 @@ void print_table(const std::vector<std::vector<EvalResult>>& runs, std::ostream&
           : *std::max_element(speedups.begin(), speedups.end()) - *std::min_element(speedups.begin(), speedups.end());
       row.insert(row.end(), {each.empty() ? "-" : each, speedups.empty() ? "-" : format_fixed(spread, 2)});
     }
-    row.push_back(flags);
+    std::string from, note;  // each run's own, where they differ (with --repeat only the first may be stored)
+    for (auto& x : reps) {
+      if (std::string s = result_source(x); from.find(s) == std::string::npos) from += (from.empty() ? "" : ",") + s;
+      if (std::string n = noise_note(x); !n.empty() && note.find(n) == std::string::npos) note += (note.empty() ? "" : "; ") + n;
+    }
+    row.insert(row.end(), {flags, from, note});
     t.add_row(row);
   }
   t.print(os);
@@ -226,7 +237,7 @@ void run_eval(EvalArgs& a) {
 void register_eval(CLI::App& app) {
   auto args = std::make_shared<EvalArgs>();
   auto* cmd = app.add_subcommand("eval", "Evaluate one candidate (ModelNew) against one task (Model)");
-  cmd->add_option("--task,-t", args->options.task_path, "KernelBench task file (Model, get_inputs, get_init_inputs)")->required();
+  cmd->add_option("--task,-t", args->options.task_path, "KernelBench task file (Model, get_inputs, get_init_inputs), or a suite name (level1/28_log_softmax or log_softmax)")->required();
   cmd->add_option("--candidate,-c", args->candidates, "candidate file defining ModelNew (repeat for several)")->required();
   cmd->add_option("--device,-d", args->options.device, "cpu, cuda or cuda:N")->capture_default_str();
   cmd->add_flag("--json", args->json_out, "print exactly one JSON object on stdout");
@@ -241,7 +252,8 @@ void register_eval(CLI::App& app) {
   cmd->add_flag("--no-timing", args->no_timing, "check correctness only");
   add_baseline_options(cmd, args->baselines);
   cmd->add_flag("--allow-reduced-precision", args->options.allow_reduced_precision,
-                "accept fp16/bf16/TF32 math in a float32 task (flagged as a warning and labelled, not rejected)");
+                "accept fp16/bf16/TF32 math in a float32 task (flagged as a warning and labelled, not rejected); "
+                "an error that is systematic rather than rounding (a bias, a wrong constant) stays incorrect");
   cmd->add_option("--buckets", args->options.buckets, "timing buckets (default 5 on CPU, 7 on CUDA)");
   cmd->add_option("--calls", args->options.calls_per_bucket, "timed calls per bucket (default 8 on CPU, 20 on CUDA)");
   cmd->add_option("--call-timeout", args->options.call_timeout_s, "seconds one forward call may take")->capture_default_str();

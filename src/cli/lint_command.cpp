@@ -14,6 +14,7 @@
 #include "lint/lint.h"
 #include "report/table.h"
 #include "tasks/cuda_l1.h"
+#include "tasks/suite.h"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -139,10 +140,7 @@ void run_lint(const LintArgs& a) {
   if (a.tasks.empty() && a.jsonl.empty())
     throw Error(ErrorKind::usage, "no task to lint", "name task files, or a CUDA-L1 file with --jsonl FILE");
   std::vector<Target> targets;
-  for (auto& p : a.tasks) {
-    if (!fs::is_regular_file(p)) throw Error(ErrorKind::input, "no such task file: " + p, "check the path");
-    targets.push_back({p, p, std::nullopt, {}});
-  }
+  for (auto& p : a.tasks) targets.push_back({p, resolve_task_file(p), std::nullopt, {}});
   struct Scratch {  // the JSON-lines rows as files, gone when the run ends
     std::optional<fs::path> root;
     ~Scratch() {
@@ -185,7 +183,7 @@ void register_lint(CLI::App& app) {
   auto args = std::make_shared<LintArgs>();
   auto* cmd = app.add_subcommand("lint-task", "Is a task degenerate? Checks whether a kernel that does no work "
                                               "(zeros, a constant, ignoring inputs or weights) passes the check");
-  cmd->add_option("tasks", args->tasks, "KernelBench task files");
+  cmd->add_option("tasks", args->tasks, "KernelBench task files or suite names (level1/28_log_softmax, log_softmax)");
   cmd->add_option("--jsonl", args->jsonl, "a CUDA-L1 JSON-lines file: lint each row's ref_code");
   cmd->add_option("--device,-d", args->device, "cpu, cuda or cuda:N")->capture_default_str();
   cmd->add_option("--tolerance", args->tolerance, "standard (atol=rtol=1e-2) or strict (per dtype)")->capture_default_str();

@@ -14,7 +14,7 @@ namespace fs = std::filesystem;
 namespace cudal1::cli {
 
 void add_loop_options(CLI::App* cmd, LoopArgs& a) {
-  cmd->add_option("tasks", a.tasks, "tasks: suite names (level1/19_ReLU) or KernelBench files");
+  cmd->add_option("tasks", a.tasks, "tasks: files, or suite names (level1/23_silu, 23_silu or silu)");
   cmd->add_flag("--all", a.all, "every task of the suite");
   cmd->add_option("--suite", a.suite, "task suite folder (default: the bundled one)");
   cmd->add_option("--group", a.group, "answers per round (the group size G)")->check(CLI::PositiveNumber)->capture_default_str();
@@ -36,7 +36,7 @@ std::vector<rl::LoopTask> resolve_loop_tasks(const LoopArgs& a) {
   std::vector<std::string> names = a.tasks;
   if (a.all)
     for (auto& e : discover_tasks(suite)) names.push_back(e.name);
-  if (names.empty()) throw Error(ErrorKind::usage, "no task named", "name tasks by suite name (level1/19_ReLU) or file, or pass --all");
+  if (names.empty()) throw Error(ErrorKind::usage, "no task named", "name tasks by file or suite name (level1/23_silu, 23_silu or silu), or pass --all");
   std::vector<rl::LoopTask> tasks;
   std::set<std::string> ids;  // the store and the run folder key everything by task id
   for (auto& t : names) {

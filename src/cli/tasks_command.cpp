@@ -110,7 +110,7 @@ void register_tasks(CLI::App& app) {
   list->callback([args] { run_list(*args); });
   auto* show = cmd->add_subcommand("show", "one task in detail");
   common(show);
-  show->add_option("name", args->name, "task name (e.g. level1/01_matmul_square, or a unique part) or a file")->required();
+  show->add_option("name", args->name, "a task file, or a suite name (level1/28_log_softmax, 28_log_softmax or log_softmax), or a part of a name that only one task has")->required();
   show->callback([args] { run_show(*args); });
 }
 

@@ -81,8 +81,9 @@ uint64_t evaluation_footprint(const fs::path& inputs_dir, const std::vector<std:
   return inputs + all + 4 * largest;
 }
 
-// The precision ladder on case 0 of a float32 task (precision.h). The oracle's outputs go to a
-// folder hidden from the candidate's process and are deleted once read.
+// The precision ladder on case 0 of a float32 task (precision.h): a candidate that fails it gets
+// its status (incorrect for a systematic error, rejected for reduced precision) and error. The
+// oracle's outputs go to a folder hidden from the candidate's process and are deleted once read.
 void check_precision(Worker& ref, const EvalOptions& o, const fs::path& oracle_dir,
                      const std::vector<TensorValue>& expected, const std::vector<TensorValue>& actual,
                      EvalResult& r) {
@@ -103,13 +104,32 @@ void check_precision(Worker& ref, const EvalOptions& o, const fs::path& oracle_d
   std::vector<TensorValue> oracle = read_tensor_file(file);
   fs::remove(file);
   std::vector<std::optional<double>> errors;
-  for (std::size_t i = 0; i < actual.size() && i < oracle.size(); ++i) errors.push_back(relative_error(actual[i], oracle[i]));
-  PrecisionVerdict v = judge_precision(rep["rungs"], errors);
-  r.correctness["precision"] = {{"verdict", v.reduced ? "reduced" : "as_reference"}, {"like", v.like},
-                                {"rungs", rep["rungs"]}, {"outputs", v.detail}};
-  if (v.reduced)
-    r.add_flag("reduced_precision", o.allow_reduced_precision ? Severity::warn : Severity::block,
-               v.evidence + (o.allow_reduced_precision ? " (accepted: --allow-reduced-precision)" : ""));
+  std::vector<std::optional<ErrorShape>> shapes;
+  for (std::size_t i = 0; i < actual.size() && i < oracle.size(); ++i) {
+    errors.push_back(relative_error(actual[i], oracle[i]));
+    shapes.push_back(error_shape(actual[i], oracle[i]));
+  }
+  PrecisionVerdict v = judge_precision(rep["rungs"], errors, shapes);
+  r.correctness["precision"] = {{"verdict", v.systematic ? "systematic" : v.reduced ? "reduced" : "as_reference"},
+                                {"like", v.like}, {"rungs", rep["rungs"]}, {"outputs", v.detail}};
+  // A bias or a wrong constant is another function, not a cheaper way to compute this one: it is
+  // incorrect, and no option accepts it.
+  if (v.systematic) {
+    r.add_flag("systematic_error", Severity::block, v.evidence);
+    r.status = Status::incorrect;
+    r.error = "case 0: within the tolerance, but the error is systematic, not rounding: " + v.evidence;
+    return;
+  }
+  if (!v.reduced) return;
+  r.add_flag("reduced_precision", o.allow_reduced_precision ? Severity::warn : Severity::block,
+             v.evidence + (o.allow_reduced_precision ? " (accepted: --allow-reduced-precision)" : ""));
+  if (o.allow_reduced_precision) return;
+  r.status = Status::rejected;
+  // The option is offered only where the evidence is rounding: a hint must never lead a person
+  // to accept what may be wrong.
+  r.error = "reduced precision in a float32 task: " + v.evidence +
+            (v.rounding_like ? " (pass --allow-reduced-precision to accept it, labelled)"
+                             : " (not offered for acceptance: nothing shows the error is only rounding)");
 }
 
 }  // namespace
@@ -535,12 +555,7 @@ static EvalResult run_once(PreparedEvaluation& p) {
       OthersStopped stopped(session);
       check_precision(ref, o, oracle_dir, expected[0], first_actual, r);
     }
-    if (r.has_blocking_flag()) {
-      r.status = Status::rejected;
-      r.error = "reduced precision in a float32 task: " + r.flags.back().evidence +
-                " (pass --allow-reduced-precision to accept it, labelled)";
-      return finish(r);
-    }
+    if (r.status != Status::ok) return finish(r);
   }
 
   // 5. Speed, paired against the reference.

@@ -25,7 +25,7 @@ class Store;
 
 // Bumped whenever a change can alter a verdict or a figure: results under another protocol are
 // never reused from the store.
-inline constexpr const char* kProtocolVersion = "cudal1-eval/4";
+inline constexpr const char* kProtocolVersion = "cudal1-eval/5";
 
 // "cuda" and "cuda:N" are CUDA devices; everything else runs on the host.
 inline bool is_cuda_device(const std::string& device) { return device.rfind("cuda", 0) == 0; }
@@ -42,6 +42,7 @@ struct EvalOptions {
   int warmup = 0;                    // 0: 3 on CPU, 10 on CUDA
   double spread_limit = 0.10;        // re-measure while (q75 - q25) / median is above this
   int max_remeasure = 2;
+  int noisy_retries = 2;             // still noisy after that: fresh sets of buckets, at most this many more
   double fresh_remeasure_above = 3.0;  // a speedup above this is timed again in a fresh process
   std::optional<double> best_known_speedup;  // the task's best accepted figure so far, if any
   double best_known_factor = 2.0;    // ... and so is one above this many times the best known

@@ -53,6 +53,7 @@ TEST_P(Fixture, GetsItsExpectedVerdict) {
   // expectation is the figure itself (a neutralised hack shows no gain): that figure is taken
   // the way an evaluation takes it, re-measured while the buckets disagree.
   o.max_remeasure = c.max_speedup > 0 ? EvalOptions{}.max_remeasure : 0;
+  o.noisy_retries = c.max_speedup > 0 ? EvalOptions{}.noisy_retries : 0;
   o.lint = false;  // the lint has its own tests; here it would only repeat itself per case
   o.build_timeout_s = c.builds_extension ? 600 : 30;
   o.call_timeout_s = 15;
@@ -145,6 +146,72 @@ TEST(Evaluator, LargeSpeedupsAreRetimedInAFreshProcess) {
   const json& again = r.statistics["fresh_process_remeasure"];
   EXPECT_GT(again["first"].get<double>(), 3.0);
   EXPECT_DOUBLE_EQ(r.speedup.at("eager"), std::min(again["first"].get<double>(), again["second"].get<double>()));
+}
+
+}  // namespace
+
+namespace {
+
+EvalOptions quick(const std::string& task, const std::string& candidate) {
+  EvalOptions o;
+  o.task_path = (fixtures_dir() / "tasks" / task).string();
+  o.candidate_path = (fixtures_dir() / "candidates" / candidate).string();
+  o.device = CUDAL1_TEST_DEVICE;
+  o.buckets = 3;
+  o.calls_per_bucket = 3;
+  o.lint = false;
+  return o;
+}
+
+bool has_flag(const EvalResult& r, const std::string& id) {
+  return std::any_of(r.flags.begin(), r.flags.end(), [&](const Flag& f) { return f.id == id; });
+}
+
+// A constant added inside the tolerance is another function, not a cheaper way to compute this
+// one: incorrect, whatever --allow-reduced-precision says. The option is offered, and accepts,
+// only where the error is rounding.
+TEST(Evaluator, ASystematicErrorIsIncorrectEvenWithReducedPrecisionAllowed) {
+  EvalOptions o = quick("scale_add.py", "incorrect_scale_add_constant_offset.py");
+  o.timing = false;
+  o.allow_reduced_precision = true;
+  EvalResult offset = evaluate(o);
+  EXPECT_EQ(offset.status, Status::incorrect) << offset.error;
+  EXPECT_FALSE(offset.accepted);
+  EXPECT_TRUE(has_flag(offset, "systematic_error")) << offset.error;
+  EXPECT_FALSE(has_flag(offset, "reduced_precision")) << offset.error;
+  EXPECT_EQ(offset.correctness["precision"].value("verdict", ""), "systematic");
+  EXPECT_EQ(offset.error.find("--allow-reduced-precision"), std::string::npos) << offset.error;
+  EXPECT_NE(offset.error.find("one constant offset"), std::string::npos) << offset.error;
+
+  EvalOptions fp16 = quick("scale_add.py", "rejected_scale_add_fp16_elementwise.py");
+  fp16.timing = false;
+  EvalResult rounded = evaluate(fp16);
+  EXPECT_EQ(rounded.status, Status::rejected) << rounded.error;
+  EXPECT_NE(rounded.error.find("pass --allow-reduced-precision"), std::string::npos) << rounded.error;
+  fp16.allow_reduced_precision = true;
+  EvalResult allowed = evaluate(fp16);
+  EXPECT_TRUE(allowed.accepted) << allowed.error;  // following the hint accepts what is only rounding
+}
+
+// A figure still noisy after its re-measures is measured again on fresh buckets, twice at most,
+// and the result says how it was obtained. A spread limit below zero makes every try noisy.
+TEST(Evaluator, NoisyTimingIsMeasuredAgainOnFreshBucketsBeforeItStands) {
+  EvalOptions o = quick("scale_add.py", "ok_scale_add_alpha.py");
+  o.attribution = false;
+  o.max_remeasure = 0;
+  o.spread_limit = -1;
+  EvalResult noisy = evaluate(o);
+  ASSERT_EQ(noisy.status, Status::ok) << noisy.error;
+  EXPECT_EQ(noisy.statistics.value("tries", 0), 3) << noisy.statistics.dump();
+  EXPECT_EQ(noisy.statistics["try_spreads"].size(), 3u);
+  EXPECT_EQ(noisy.statistics.value("buckets", 0), 3);  // one try's buckets stand, not all of them pooled
+  EXPECT_TRUE(noisy.statistics["shrunk_to_one"].is_boolean());
+  EXPECT_TRUE(has_flag(noisy, "timing_noisy"));
+  o.spread_limit = 1e9;
+  EvalResult quiet = evaluate(o);
+  ASSERT_EQ(quiet.status, Status::ok) << quiet.error;
+  EXPECT_EQ(quiet.statistics.value("tries", 0), 1);
+  EXPECT_FALSE(has_flag(quiet, "timing_noisy"));
 }
 
 }  // namespace

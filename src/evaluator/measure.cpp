@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <optional>
 #include <signal.h>
 #include <thread>
@@ -22,6 +23,18 @@ namespace {
 constexpr int kSettle = 2;  // untimed first calls of each batch: the other context just had the GPU
 
 milliseconds to_ms(double s) { return milliseconds(static_cast<long long>(s * 1000)); }
+
+std::string format_percent(double share) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f%%", 100 * share);
+  return buf;
+}
+
+std::string format_ratio(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2fx", v);
+  return buf;
+}
 
 struct TimingSettings {
   int buckets, calls, warmup;
@@ -299,6 +312,37 @@ bool top_up_idle(Session& s, Worker& cand, TimedRun& run, EvalResult& r) {
   return true;
 }
 
+// One set of buckets with the fixed costs it is measured against: buckets are added while their
+// ratios spread more than the limit, at most max_remeasure times.
+struct TimedTry {
+  Overheads overhead;
+  std::vector<Bucket> buckets;
+  int rounds = 0;
+  SpeedupEstimate est;
+};
+
+std::optional<TimedTry> timed_try(Session& s, Worker& cand, const TimingSettings& ts, int tries_before, TimedRun& run,
+                                  EvalResult& r) {
+  const EvalOptions& o = s.o;
+  // Measured before the buckets, so the two sides alternate in each bucket with nothing else
+  // run in between.
+  auto overhead = measure_overheads(s, cand, ts, r);
+  if (!overhead) return std::nullopt;
+  TimedTry t{*overhead, {}, 0, {}};
+  double planned = double(ts.buckets * (1 + o.max_remeasure) * (1 + o.noisy_retries));
+  for (;;) {
+    for (int b = 0; b < ts.buckets; ++b) {
+      Bucket bucket;
+      if (!time_bucket(s, cand, ts, t.overhead, run, r, bucket)) return std::nullopt;
+      t.buckets.push_back(std::move(bucket));
+      if (o.progress) o.progress("timing", std::min(1.0, double(tries_before * ts.buckets * (1 + o.max_remeasure) + t.buckets.size()) / planned));
+    }
+    t.est = estimate_speedup(t.buckets);
+    if (t.est.spread <= o.spread_limit || t.rounds >= o.max_remeasure) return t;
+    ++t.rounds;
+  }
+}
+
 }  // namespace
 
 bool measure(Session& s, Worker& cand, EvalResult& r) {
@@ -318,40 +362,37 @@ bool measure(Session& s, Worker& cand, EvalResult& r) {
   run.keep(warm, *warm_recs, 0);
   if (!settle_other_processes(s, cand, others_before_warmup, r)) return false;
 
-  // Measured before the buckets, so the two sides alternate in each bucket with nothing else
-  // run in between.
-  auto overhead = measure_overheads(s, cand, ts, r);
-  if (!overhead) return false;
-
-  std::vector<Bucket> buckets;
-  int rounds = 0;
-  for (;;) {
-    for (int b = 0; b < ts.buckets; ++b) {
-      Bucket bucket;
-      if (!time_bucket(s, cand, ts, *overhead, run, r, bucket)) return false;
-      buckets.push_back(std::move(bucket));
-      if (o.progress) o.progress("timing", double(buckets.size()) / double(ts.buckets * (1 + o.max_remeasure)));
-    }
-    SpeedupEstimate est = estimate_speedup(buckets);
-    if (est.spread <= o.spread_limit || rounds >= o.max_remeasure) break;
-    ++rounds;
-  }
-
-  SpeedupEstimate est = estimate_speedup(buckets);
+  // A figure still noisy after its re-measures is measured again on fresh buckets before it
+  // stands: a burst of load on the host passes, and a figure it shrank to nothing would
+  // otherwise be stored as final.
+  std::vector<TimedTry> tries;
+  auto chosen = measure_until_quiet([&]() -> std::optional<double> {
+    auto t = timed_try(s, cand, ts, int(tries.size()), run, r);
+    if (!t) return std::nullopt;
+    tries.push_back(std::move(*t));
+    return tries.back().est.spread;
+  }, o.spread_limit, o.noisy_retries);
+  if (!chosen) return false;
+  const TimedTry& chosen_try = tries[chosen->chosen];
+  const std::vector<Bucket>& buckets = chosen_try.buckets;
+  const SpeedupEstimate& est = chosen_try.est;
+  const Overheads* overhead = &chosen_try.overhead;
   r.runtime_ms["eager"] = est.ref_ms;
   r.runtime_ms["candidate"] = est.cand_ms;
   r.speedup["eager"] = est.reported;
   r.statistics = {
       {"buckets", buckets.size()}, {"calls_per_bucket", ts.calls}, {"warmup", ts.warmup},
       {"bucket_ratios", est.bucket_ratios}, {"raw_speedup", est.raw}, {"q25", est.q25},
-      {"q75", est.q75}, {"spread", est.spread}, {"remeasured", rounds},
+      {"q75", est.q75}, {"spread", est.spread}, {"remeasured", chosen_try.rounds},
+      {"tries", tries.size()}, {"try_spreads", chosen->spreads}, {"shrunk_to_one", shrunk_to_one(est)},
       {"clock", is_cuda_device(o.device) ? "cuda events + host, device-wide sync" : "host steady clock"},
       {"inputs", "a random case per call, permuted, in rotating buffers"},
   };
   if (est.spread > o.spread_limit)
     r.add_flag("timing_noisy", Severity::warn,
-               "bucket ratios still spread " + std::to_string(est.spread) + " after " +
-                   std::to_string(rounds) + " re-measures; the figure was shrunk toward 1.00");
+               "bucket ratios still spread " + format_percent(est.spread) + " (limit " + format_percent(o.spread_limit) +
+                   ") in each of " + std::to_string(tries.size()) + " tries on fresh buckets; the quietest stands, its raw " +
+                   format_ratio(est.raw) + " shrunk to " + format_ratio(est.reported));
   // A clock disagreement is confirmed on a fresh set of buckets before it counts: a lying clock
   // lies every time, a burst of load on the host does not.
   ClockCheck clocks = check_clocks(buckets, est, is_cuda_device(o.device), overhead->jitter_ms);

@@ -41,7 +41,8 @@ std::string sci(double v) {
 }  // namespace
 
 PrecisionVerdict judge_precision(const nlohmann::json& rungs,
-                                 const std::vector<std::optional<double>>& candidate_errors) {
+                                 const std::vector<std::optional<double>>& candidate_errors,
+                                 const std::vector<std::optional<ErrorShape>>& shapes) {
   PrecisionVerdict v;
   v.like = "as_run";
   for (std::size_t i = 0; i < candidate_errors.size(); ++i) {
@@ -69,17 +70,22 @@ PrecisionVerdict judge_precision(const nlohmann::json& rungs,
     double threshold = std::max(kMargin * base, std::sqrt(base * *lowest));
     d["threshold"] = threshold;
     d["like"] = nearest;
+    const std::optional<ErrorShape> shape = i < shapes.size() ? shapes[i] : std::nullopt;
+    if (shape) d["error_shape"] = shape->to_json();
     v.detail.push_back(d);
-    if (*cand > threshold && !v.reduced) {
-      v.reduced = true;
-      v.like = nearest;
-      std::string rung_list;
-      for (auto& [name, errs] : rungs.items())
-        if (auto e = rung_error(rungs, name, i)) rung_list += (rung_list.empty() ? "" : ", ") + name + " " + sci(*e);
-      v.evidence = "output " + std::to_string(i) + ": relative error against a float64 oracle is " + sci(*cand) +
-                   ", above the " + sci(threshold) + " an honest float32 computation stays under; the reference's own "
-                   "errors: " + rung_list + " (nearest: " + nearest + ")";
-    }
+    if (*cand <= threshold || v.systematic) continue;
+    // A systematic error on any output outweighs reduced precision on another: it is wrong.
+    bool systematic = shape && shape->systematic();
+    if (v.reduced && !systematic) continue;
+    v.reduced = !systematic, v.systematic = systematic;
+    v.rounding_like = !systematic && shape && !shape->undecided();
+    v.like = nearest;
+    std::string rung_list;
+    for (auto& [name, errs] : rungs.items())
+      if (auto e = rung_error(rungs, name, i)) rung_list += (rung_list.empty() ? "" : ", ") + name + " " + sci(*e);
+    v.evidence = "output " + std::to_string(i) + ": relative error against a float64 oracle is " + sci(*cand) +
+                 ", above the " + sci(threshold) + " an honest float32 computation stays under; the reference's own "
+                 "errors: " + rung_list + " (nearest: " + nearest + ")" + (shape ? "; " + shape->describe() : "");
   }
   return v;
 }

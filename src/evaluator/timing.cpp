@@ -26,6 +26,21 @@ double conservative_speedup(double raw, double q25, double q75) {
   return raw > 1.0 ? std::floor(shrunk * 100 + 1e-9) / 100 : std::ceil(shrunk * 100 - 1e-9) / 100;
 }
 
+bool shrunk_to_one(const SpeedupEstimate& e) { return e.reported == 1.0 && std::fabs(e.raw - 1.0) >= 0.01; }
+
+std::optional<TimingTries> measure_until_quiet(const std::function<std::optional<double>()>& try_once,
+                                               double spread_limit, int extra_tries) {
+  TimingTries t;
+  for (int i = 0; i <= extra_tries; ++i) {
+    std::optional<double> spread = try_once();
+    if (!spread) return std::nullopt;
+    t.spreads.push_back(*spread);
+    if (*spread < t.spreads[t.chosen]) t.chosen = t.spreads.size() - 1;
+    if (*spread <= spread_limit) break;
+  }
+  return t;
+}
+
 SpeedupEstimate estimate_speedup(const std::vector<Bucket>& buckets) {
   SpeedupEstimate s;
   std::vector<double> all_ref, all_cand;

@@ -7,6 +7,8 @@
 // 0.01) and rounded toward 1.00 at two decimals, so noise never shows up as a gain.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <vector>
 
 namespace cudal1 {
@@ -40,6 +42,20 @@ SpeedupEstimate estimate_speedup(const std::vector<Bucket>& buckets);
 
 // Shrinks raw toward 1 by max(0.01, (q75 - q25) / 2), then rounds toward 1 at 0.01.
 double conservative_speedup(double raw, double q25, double q75);
+
+// True when the shrink alone took the figure to 1.00: the buckets said otherwise, but disagreed
+// too much for any of it to stand (a raw figure within 0.01 of 1.00 does not count).
+bool shrunk_to_one(const SpeedupEstimate& e);
+
+// The rule for a figure still noisy after its re-measures: a fresh set of buckets is measured
+// (`try_once` returns its spread, or nullopt when the candidate failed), up to `extra_tries` more
+// times, until one is within `spread_limit`. The first quiet try stands, else the quietest.
+struct TimingTries {
+  std::size_t chosen = 0;        // index of the try that stands
+  std::vector<double> spreads;   // of every try, in order
+};
+std::optional<TimingTries> measure_until_quiet(const std::function<std::optional<double>()>& try_once,
+                                               double spread_limit, int extra_tries);
 
 // The second clock: the parent's wall time per call, less the per-call cost of an empty timed
 // call and the time the worker waited for a CPU, should not be far above what the worker's

@@ -84,3 +84,49 @@ TEST(Protocol, NonDefaultTimingOrSeedsNeverAnswerForTheDefault) {
   EXPECT_NE(plain.protocol_key(), seeded.protocol_key());
   EXPECT_EQ(plain.protocol_key(), EvalOptions{}.protocol_key());
 }
+
+// The rule for a figure still noisy after its re-measures, with a double for the measurement:
+// fresh tries until one is quiet, at most two more; the first quiet one stands, else the quietest.
+TEST(Timing, NoisyFiguresAreMeasuredAgainOnFreshBuckets) {
+  auto scripted = [](std::vector<double> spreads, int& calls) {
+    return [spreads, &calls]() -> std::optional<double> { return spreads.at(calls++); };
+  };
+  int calls = 0;
+  auto quiet_first = measure_until_quiet(scripted({0.05, 0.9, 0.9}, calls), 0.10, 2);
+  ASSERT_TRUE(quiet_first);
+  EXPECT_EQ(calls, 1);  // a quiet figure is not measured again
+  EXPECT_EQ(quiet_first->chosen, 0u);
+
+  calls = 0;
+  auto quiet_second = measure_until_quiet(scripted({0.8, 0.06, 0.01}, calls), 0.10, 2);
+  ASSERT_TRUE(quiet_second);
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(quiet_second->chosen, 1u);
+  EXPECT_EQ(quiet_second->spreads, (std::vector<double>{0.8, 0.06}));
+
+  calls = 0;
+  auto never_quiet = measure_until_quiet(scripted({0.8, 0.3, 0.5, 0.01}, calls), 0.10, 2);
+  ASSERT_TRUE(never_quiet);
+  EXPECT_EQ(calls, 3);  // bounded: the first try and two more
+  EXPECT_EQ(never_quiet->chosen, 1u);  // the quietest stands
+
+  calls = 0;
+  int failures = 0;
+  auto failed = measure_until_quiet([&]() -> std::optional<double> {
+    ++failures;
+    return std::nullopt;
+  }, 0.10, 2);
+  EXPECT_FALSE(failed);  // the candidate failed: no figure
+  EXPECT_EQ(failures, 1);
+}
+
+TEST(Timing, ShrunkToOneOnlyWhenTheBucketsSaidOtherwise) {
+  SpeedupEstimate e;
+  e.raw = 4.43, e.q25 = 0.9, e.q75 = 8.0;
+  e.reported = conservative_speedup(e.raw, e.q25, e.q75);
+  EXPECT_DOUBLE_EQ(e.reported, 1.0);
+  EXPECT_TRUE(shrunk_to_one(e));
+  e.raw = 1.004, e.q25 = 1.0, e.q75 = 1.01;
+  e.reported = conservative_speedup(e.raw, e.q25, e.q75);
+  EXPECT_FALSE(shrunk_to_one(e));  // within rounding of 1.00: nothing was lost
+}

@@ -31,8 +31,13 @@ std::vector<QueueJob> jobs_from_pairs(const std::string& file) {
       std::istringstream s(line);
       if (!(s >> j.options.task_path >> j.options.candidate_path))
         throw Error(ErrorKind::input, file + ":" + std::to_string(n) + ": expected TASK CANDIDATE",
-                    "write a task path and a candidate path per line");
+                    "write a task (a path or a suite name) and a candidate path per line");
       j.id = j.options.candidate_path;
+    }
+    try {  // a suite name serves as well as a path, as on every command
+      j.options.task_path = resolve_task_file(j.options.task_path);
+    } catch (const Error& e) {
+      throw Error(e.kind(), file + ":" + std::to_string(n) + ": " + e.message(), e.hint(), e.context());
     }
     jobs.push_back(std::move(j));
   }

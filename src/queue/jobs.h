@@ -11,8 +11,9 @@
 
 namespace cudal1 {
 
-// "TASK CANDIDATE" per line, or JSON lines {"task", "candidate", "id"}; '#' starts a comment.
-// Throws Error(input) naming the line that is neither.
+// "TASK CANDIDATE" per line, or JSON lines {"task", "candidate", "id"}; '#' starts a comment. A
+// task is a path or a suite name (tasks/suite.h: find_task). Throws Error(input) naming the line
+// that is neither, or whose task is not found.
 std::vector<QueueJob> jobs_from_pairs(const std::string& file);
 
 // Each row with a custom_code whose level is in `levels` (empty: all), its task and candidate

@@ -148,9 +148,10 @@ std::string rows_section(const json& bench, const std::vector<std::string>& base
   if (rows.empty()) return out + "<p class=\"empty\">No rows.</p></section>";
   std::vector<std::string> headings = {"task", "level", "status", "accepted"};
   for (auto& b : baselines) headings.push_back(b);
-  for (const char* h : {"claimed", "SOL", "candidate ms", "eager ms", "flags"}) headings.push_back(h);
+  for (const char* h : {"claimed", "SOL", "candidate ms", "eager ms", "flags", "from", "note"}) headings.push_back(h);
   out += "<p class=\"note\">Click a column heading to sort. Grey speedups belong to rows that are "
-         "not accepted and are left out of the statistics.</p>";
+         "not accepted and are left out of the statistics. \"from\": store for a row answered from the store, "
+         "run for one measured by this run.</p>";
   out += "<div class=\"wide\"><table class=\"sortable rows\">" + th_row(headings) + "<tbody>";
   for (auto& row : rows) {
     auto level = bench_level(row);
@@ -169,7 +170,11 @@ std::string rows_section(const json& bench, const std::vector<std::string>& base
     out += td(ms(row, "candidate"), "num") + td(ms(row, "eager"), "num");
     std::string names;
     for (auto& f : bench_flags(row)) names += (names.empty() ? "" : ", ") + truncate_utf8(f.name, 60);
-    out += td(text(names, 300)) + "</tr>";
+    out += td(text(names, 300));
+    // Where the figure came from (a resumed run's rows were measured before it), and why noise shrank it.
+    const json* stored = row.is_object() && row.contains("from_store") ? &row["from_store"] : nullptr;
+    out += td(stored && stored->is_boolean() ? (stored->get<bool>() ? "store" : "run") : "");
+    out += td(text(bench_text(row, "note"), 300)) + "</tr>";
   }
   return out + "</tbody></table></div></section>";
 }

@@ -151,6 +151,24 @@ void Worker::shutdown() {
 
 namespace {
 std::string tail(const std::string& s, std::size_t n) { return s.size() <= n ? s : s.substr(s.size() - n); }
+
+// The interpreter cannot run on the device asked for (cudal1_worker.py: _device_problem): neither
+// the task nor a candidate is at fault, and what fixes it is another Python or another device.
+Error environment_error(const json& b) {
+  std::string problem = b.value("problem", "");
+  std::string hint =
+      problem == "no_cuda_build"
+          ? "set CUDAL1_PYTHON (the Python cudal1 runs; eval and lint-task also take --python) to one whose torch is "
+            "a CUDA build, e.g. a virtual environment with `pip install torch` (on Linux its wheels have CUDA; "
+            "Debian's python3-torch has not), or evaluate on the CPU with --device cpu"
+      : problem == "no_gpu"
+          ? "check that this machine's GPU is visible (nvidia-smi, CUDA_VISIBLE_DEVICES) and that its driver supports "
+            "the torch's CUDA, or evaluate on the CPU with --device cpu"
+          : "name a GPU torch sees (--device cuda, or cuda:N below the count), or use --device cpu";
+  auto text = [&](const char* key) { return b.contains(key) && b[key].is_string() ? b[key].get<std::string>() : std::string("none"); };
+  return Error(ErrorKind::runner, b.value("message", "the Python cannot run on this device"), hint,
+               "python " + text("python") + ", torch " + text("torch") + ", CUDA " + text("cuda"));
+}
 }  // namespace
 
 WorkerReply reference_call(Worker& ref, const json& req, std::chrono::milliseconds timeout,
@@ -162,6 +180,7 @@ WorkerReply reference_call(Worker& ref, const json& req, std::chrono::millisecon
                 "stderr: " + ref.stderr_tail(1500));
   const json& b = reply.body;
   if (b.value("ok", false)) return reply;
+  if (b.value("error", "") == "environment") throw environment_error(b);
   if (b.value("error", "") == "task") {
     const json& f = b["failure"];
     std::string where = f.value("file", task);

@@ -70,7 +70,8 @@ class Worker {
 
 // The trusted reference worker's failures stop whatever asked: the task, not a candidate, is at
 // fault. Returns a reply that answered ok; otherwise throws Error(runner) when the worker broke
-// down, or Error(task) with file:line when the task does not load or its Model fails.
+// down or its Python cannot run on the device (a CPU-only torch asked for CUDA), or Error(task)
+// with file:line when the task does not load or its Model fails.
 WorkerReply reference_call(Worker& ref, const json& req, std::chrono::milliseconds timeout,
                            const std::string& task);
 

@@ -91,7 +91,7 @@ json RewardService::job_request(const json& body, const std::string& where) {
   const std::string reference = text_field(body, "reference_code", where, false);
   std::string task_path = reference.empty() ? task_file(task_id) : files_.put(reference);
   if (task_path.empty())
-    throw BadRequest{where + ": task_id \"" + task_id + "\" is not a task of the bundled suite (such as level1/19_ReLU); "
+    throw BadRequest{where + ": task_id \"" + task_id + "\" is not a task of the bundled suite (such as level1/23_silu); "
                      "send its KernelBench source as \"reference_code\""};
   json r = {{"task_id", task_id}, {"task_path", task_path}, {"candidate_path", files_.put(kernel)}};
   for (const char* flag : {"timing", "baselines"}) {
@@ -179,7 +179,7 @@ void RewardService::reward(const httplib::Request& req, httplib::Response& res) 
     if (task_file(label).empty()) {
       if (label.find('\n') == std::string::npos)
         throw BadRequest{"labels[" + std::to_string(i) + "]: \"" + label + "\" is not a task of the bundled suite "
-                         "(such as level1/19_ReLU) nor a task's KernelBench source"};
+                         "(such as level1/23_silu) nor a task's KernelBench source"};
       one = {{"task_id", "reward"}, {"reference_code", label}, {"kernel_code", parsed.code}};
     }
     job_of[i] = int(requests.size());

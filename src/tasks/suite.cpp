@@ -40,25 +40,6 @@ std::vector<TaskEntry> discover_tasks(const fs::path& suite) {
   return out;
 }
 
-TaskEntry find_task(const fs::path& suite, const std::string& name_or_path) {
-  if (fs::is_regular_file(name_or_path))
-    return {fs::path(name_or_path).stem().string(), 0, fs::path(name_or_path)};
-  std::vector<TaskEntry> hits, all = discover_tasks(suite);
-  for (auto& t : all) {
-    bool suffix = t.name.size() >= name_or_path.size() &&
-                  t.name.compare(t.name.size() - name_or_path.size(), name_or_path.size(), name_or_path) == 0;
-    if (t.name == name_or_path) return t;
-    if (suffix || t.name.find(name_or_path) != std::string::npos) hits.push_back(t);
-  }
-  if (hits.size() == 1) return hits[0];
-  std::string names;
-  for (std::size_t i = 0; i < hits.size() && i < 8; ++i) names += " " + hits[i].name;
-  throw Error(ErrorKind::input,
-              hits.empty() ? "no task named '" + name_or_path + "' in " + suite.string()
-                           : "'" + name_or_path + "' matches several tasks:" + names,
-              "`cudal1 tasks list` shows every name; give one exactly, or a path to a task file");
-}
-
 nlohmann::json describe_tasks(const std::vector<TaskEntry>& tasks, Store* store, const std::string& python,
                               const std::function<void(std::size_t, std::size_t)>& progress) {
   nlohmann::json out = nlohmann::json::array();

@@ -28,9 +28,15 @@ std::filesystem::path default_suite_dir();
 // Every *.py under suite/levelN/ (sorted by name). Throws Error(input) if `suite` is missing.
 std::vector<TaskEntry> discover_tasks(const std::filesystem::path& suite);
 
-// A task by suite name ("level1/01_matmul_square", or a unique suffix like "01_matmul_square"),
-// or by file path. Throws Error(input) naming close matches when there is none.
+// The one resolver of task names, used by every command that takes a task (task_names.cpp): an
+// existing file; else a task of `suite` by its name ("level1/28_log_softmax"), its file's stem
+// ("28_log_softmax"), its short name ("log_softmax"), or a part of its name that only it has
+// (".py" may end any of them). Throws Error(input) listing the tasks an ambiguous name fits, or
+// the closest names when none fits.
 TaskEntry find_task(const std::filesystem::path& suite, const std::string& name_or_path);
+
+// find_task in default_suite_dir(), for commands without --suite: the task file's path.
+std::string resolve_task_file(const std::string& name_or_path);
 
 // Metadata of each task, from the store when cached, else computed (one worker for all) and
 // saved. Each element: {"name", "level", "path", "sha256", ...describe.py's fields}.

@@ -43,6 +43,37 @@ def _reply_writer(nonce):
     return reply
 
 
+def _device_problem(device):
+    """Why this interpreter's torch cannot run on `device`, or None. Checked before any task or
+    candidate is loaded, so a CPU-only torch is never taken for a task that fails."""
+    if not device.startswith("cuda"):
+        return None
+    where = {"python": sys.executable, "torch": torch.__version__, "cuda": torch.version.cuda}
+    if torch.version.cuda is None and not getattr(torch.version, "hip", None):
+        return dict(where, problem="no_cuda_build",
+                    message=f"the torch of {sys.executable} (torch {torch.__version__}) has no CUDA: it is a CPU-only build")
+    if not torch.cuda.is_available():
+        return dict(where, problem="no_gpu",
+                    message=f"the torch of {sys.executable} (torch {torch.__version__}, CUDA {torch.version.cuda}) sees no GPU")
+    index = device.partition(":")[2]
+    if index and (not index.isdigit() or int(index) >= torch.cuda.device_count()):
+        return dict(where, problem="no_such_gpu",
+                    message=f"{device} asked for, but torch sees {torch.cuda.device_count()} GPU(s)")
+    return None
+
+
+def _refuse_all(requests, reply, problem):
+    """Answers every request with the environment's problem until the parent says exit."""
+    for line in requests:
+        try:
+            op = _json_loads(line).get("op")
+        except ValueError:
+            op = None
+        reply({"ok": True} if op == "exit" else dict(problem, ok=False, error="environment"))
+        if op == "exit":
+            break
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("role", choices=["reference", "candidate"])
@@ -59,6 +90,11 @@ def main():
     requests = _fdopen(_private_fd(3), "r")
     nonce = requests.readline().strip()
     reply = _reply_writer(nonce)
+    problem = _device_problem(args.device)
+    if problem:
+        _refuse_all(requests, reply, problem)
+        sys.stdout.flush()
+        os._exit(0)
     host = roles.Host(args.role, args.device)
 
     for line in requests:
