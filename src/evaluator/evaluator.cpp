@@ -613,6 +613,7 @@ static EvalResult run_once(PreparedEvaluation& p) {
     report("baselines", 0.95);
     add_baselines(o, p.python, env, r, [&] { report("baseline timing", 0.97); });
   }
+  credit_degenerate_task(r);
   return finish(r);
 }
 

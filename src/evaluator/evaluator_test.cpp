@@ -215,3 +215,22 @@ TEST(Evaluator, NoisyTimingIsMeasuredAgainOnFreshBucketsBeforeItStands) {
 }
 
 }  // namespace
+
+// On a task a null kernel passes, the null kernel's speedup is measured but not credited.
+TEST(Evaluator, ASpeedupOnADegenerateTaskIsNotCredited) {
+  EvalOptions o;
+  o.task_path = (fixtures_dir() / "lint" / "softmax_size_one.py").string();
+  o.candidate_path = (fixtures_dir() / "lint" / "softmax_size_one_cached_ones.py").string();
+  o.device = CUDAL1_TEST_DEVICE;
+  o.buckets = 3;
+  o.calls_per_bucket = 4;
+  o.fresh_remeasure_above = 0;
+  EvalResult r = evaluate(o);
+  ASSERT_EQ(r.status, Status::ok) << r.error;
+  EXPECT_DOUBLE_EQ(r.speedup.at("eager"), 1.0);
+  ASSERT_TRUE(r.statistics.contains("degenerate_task_uncredited")) << r.statistics.dump();
+  EXPECT_GT(r.statistics["degenerate_task_uncredited"]["eager"].get<double>(), 1.0);
+  auto flag = std::find_if(r.flags.begin(), r.flags.end(), [](auto& f) { return f.id == "degenerate_task"; });
+  ASSERT_NE(flag, r.flags.end());
+  EXPECT_NE(flag->evidence.find("not credited"), std::string::npos) << flag->evidence;
+}
