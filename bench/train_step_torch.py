@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The trainer's training step in plain PyTorch from Python, to time against `cudal1 train
-bench-step` (src/trainer/step_bench.h) on the same model, batch shapes and dtype (issue 8).
+bench-step` (src/trainer/step_bench.h) on the same model, batch shapes and dtype.
 
 The model math is src/trainer/model.cpp's, written out with torch functions: RMSNorm in float32,
 rotary positions with float32 angles, grouped-query attention, SwiGLU, optional q/k/v (and llama

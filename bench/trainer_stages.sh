@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/trainer_stages.sh CUDAL1 OUT SCRATCH — issue 8 on a GPU: a small model made from scratch
+# bench/trainer_stages.sh CUDAL1 OUT SCRATCH — the trainer's three stages on a GPU: a small model made from scratch
 # (random initialisation) goes through CUDA-L1's three stages on a few bundled tasks, and the same
 # measurement after each stage shows whether its answers get more correct and faster:
 #   data    the built-in rewrite policy's accepted answers on the tasks (what SFT learns from)

@@ -4,7 +4,8 @@
 # last. Logs and the results store go to OUT_DIR ($OUT, else build/gpu-out).
 # STAGES picks what runs (default "tests bench tasks"; "cuda-corpus" runs only the CUDA-only fixtures, "gpu-unit"
 # only the timing and CUDA graph tests; "builds",
-# "throughput", "baselines", "bench" (BENCH_JSONL) and "enrich" (ENRICH_JSONL) measure issue 5 and 6's work; "trainer" issue 8's; "optimize"
+# "throughput", "baselines", "bench" (BENCH_JSONL) and "enrich" (ENRICH_JSONL) measure the queue, the baselines and CUDA-L1's
+# kernels; "trainer" the trainer's three stages; "optimize"
 # runs the loop with the built-in policy over the suite (and a replay run with REPLAY_JSONL); "lint" lints
 # every row of LINT_JSONL; "solutions" is long: every bundled task's
 # solutions through the evaluator, long, so it runs on its own; SOLUTION_LEVELS="1" or "2 3"
