@@ -115,6 +115,9 @@ void print_table(const std::vector<Target>& targets, const std::vector<LintToler
                  r.findings.empty() ? "" : first_line(r.findings[0].evidence, 400)});
   }
   t.print(std::cout);
+  for (auto& x : targets)
+    if (!x.results.empty() && x.results[0].fixed_weights)
+      std::cout << "warning: " << x.name << ": " << kFixedWeightsWarning << "\n";
   if (targets.size() == 1 && !targets[0].results.empty()) {
     std::cout << "\n";
     for (auto& r : targets[0].results)

@@ -407,6 +407,8 @@ static EvalResult run_once(PreparedEvaluation& p) {
       r.task_lint = lint.to_json();
       for (auto& f : lint.findings)
         r.add_flag("degenerate_task", Severity::warn, "the task is degenerate (" + f.id + "): " + f.evidence);
+      if (lint.fixed_weights)
+        r.add_flag("weights_fixed", Severity::warn, kFixedWeightsWarning);
     } catch (const Error& e) {
       r.task_lint = {{"error", e.message()}};  // the evaluation below reports a broken task itself
     }

@@ -234,3 +234,18 @@ TEST(Evaluator, ASpeedupOnADegenerateTaskIsNotCredited) {
   ASSERT_NE(flag, r.flags.end());
   EXPECT_NE(flag->evidence.find("not credited"), std::string::npos) << flag->evidence;
 }
+
+// A task whose weights ignore the seed cannot tell a candidate that leaves them out: the result
+// says so, in a warning that names the fix.
+TEST(Evaluator, FixedWeightsAreWarnedAbout) {
+  EvalOptions o;
+  o.task_path = (fixtures_dir() / "lint" / "fixed_weights_scale.py").string();
+  o.candidate_path = (fixtures_dir() / "lint" / "fixed_weights_scale_ignores_scale.py").string();
+  o.device = CUDAL1_TEST_DEVICE;
+  o.timing = false;
+  EvalResult r = evaluate(o);
+  auto flag = std::find_if(r.flags.begin(), r.flags.end(), [](auto& f) { return f.id == "weights_fixed"; });
+  ASSERT_NE(flag, r.flags.end()) << r.to_json().dump();
+  EXPECT_EQ(flag->severity, Severity::warn);
+  EXPECT_NE(flag->evidence.find("draw them at random"), std::string::npos);
+}

@@ -281,10 +281,11 @@ LintResult lint_decide(const LintGrid& g, const LintTolerance& tol) {
                            in, tol_text, differences(in)));
   LintCheck w{"weight_independent", false, 0, 0, {}};
   if (!g.has_weights) w.evidence = "not tested: the task has no parameters or buffers";
-  else if (inits < 2 || !g.weights_differ)
+  else if (inits < 2 || !g.weights_differ) {
+    r.fixed_weights = true;
     w.evidence = "not tested: every weight init gave the same parameters and buffers (the task's "
                  "initialisation ignores the seed)";
-  else {
+  } else {
     Tally wt = try_candidate(g, cases, tol, other_weights);
     w = judge("weight_independent", "the output under other weights (same inputs)", wt, tol_text, differences(wt));
   }

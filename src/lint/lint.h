@@ -26,7 +26,13 @@ namespace cudal1 {
 class Store;
 
 // The cache version of lint results: bumped whenever a change can alter a finding.
-inline constexpr const char* kLintVersion = "lint/1";
+inline constexpr const char* kLintVersion = "lint/2";
+
+// What a task with fixed_weights means for its results, for a person.
+inline constexpr const char* kFixedWeightsWarning =
+    "every weight init of the task gave the same parameters (its initialisation ignores the seed): a candidate "
+    "that ignores or hard-codes them cannot be told apart; draw them at random in the task's __init__ "
+    "(e.g. nn.init.normal_), as the bundled tasks do";
 
 struct LintTolerance {
   ToleranceMode mode = ToleranceMode::standard;
@@ -64,6 +70,9 @@ struct LintFinding {
 
 struct LintResult {
   bool degenerate = false;             // at least one finding
+  // The task has parameters or buffers, and every init gave the same ones (its initialisation
+  // ignores the seed, e.g. ones): a candidate that ignores them passes every check.
+  bool fixed_weights = false;
   std::vector<LintFinding> findings;
   std::vector<LintCheck> checks;       // every null candidate, passed or not
   std::string tolerance;               // LintTolerance::name()

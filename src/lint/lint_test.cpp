@@ -83,6 +83,7 @@ TEST(Lint, NegligibleLayerIsWeightIndependentOnly) {
 TEST(Lint, HonestTaskIsNotDegenerate) {
   LintResult r = lint_task(options("tasks/gemm_relu.py"));
   EXPECT_FALSE(r.degenerate) << r.to_json().dump(1);
+  EXPECT_FALSE(r.fixed_weights);
   ASSERT_EQ(r.checks.size(), 4u);
   for (auto& c : r.checks) {
     EXPECT_TRUE(c.tested) << c.id;
@@ -216,4 +217,15 @@ TEST(LintCli, BadInputIsATypedError) {
   EXPECT_EQ(lint_cli(fixture("bad_tasks/import_fails.py") + " --no-store").code, 4);
   EXPECT_EQ(lint_cli(fixture("lint/tiny_scale.py") + " --tolerance loose --no-store").code, 2);
   EXPECT_EQ(lint_cli("--no-store").code, 2);
+}
+
+TEST(Lint, WeightsThatIgnoreTheSeedAreReportedAsFixed) {
+  LintResult r = lint_task(options("lint/fixed_weights_scale.py"));
+  EXPECT_FALSE(r.degenerate) << r.to_json().dump(1);
+  EXPECT_TRUE(r.fixed_weights) << r.to_json().dump(1);
+  EXPECT_FALSE(check(r, "weight_independent").tested);
+  EXPECT_TRUE(LintResult::from_json(r.to_json()).fixed_weights);
+  Cli cli = lint_cli(fixture("lint/fixed_weights_scale.py") + " --no-store");
+  EXPECT_NE(cli.out.find("warning: "), std::string::npos) << cli.out;
+  EXPECT_NE(cli.out.find("draw them at random"), std::string::npos) << cli.out;
 }

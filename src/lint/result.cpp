@@ -12,7 +12,7 @@ json LintResult::to_json() const {
   for (auto& x : checks)
     c.push_back({{"id", x.id}, {"tested", x.tested}, {"passes", x.passes()}, {"passed_cases", x.passed_cases},
                  {"cases", x.cases}, {"evidence", x.evidence}});
-  return {{"degenerate", degenerate}, {"findings", f}, {"checks", c}, {"tolerance", tolerance},
+  return {{"degenerate", degenerate}, {"fixed_weights", fixed_weights}, {"findings", f}, {"checks", c}, {"tolerance", tolerance},
           {"device", device}, {"task", {{"path", task_path}, {"sha256", task_hash}}}, {"cases", cases},
           {"outputs", outputs}, {"env", env}, {"version", kLintVersion}, {"from_store", from_store}};
 }
@@ -20,6 +20,7 @@ json LintResult::to_json() const {
 LintResult LintResult::from_json(const json& j) {
   LintResult r;
   r.degenerate = j.value("degenerate", false);
+  r.fixed_weights = j.value("fixed_weights", false);
   for (auto& x : j.value("findings", json::array()))
     r.findings.push_back({x.value("id", ""), x.value("evidence", "")});
   for (auto& x : j.value("checks", json::array()))
