@@ -97,7 +97,7 @@ void print_outcomes(const std::vector<rl::TaskOutcome>& outcomes) {
   std::set<std::string> baselines;  // every baseline some best file was measured against
   for (auto& o : outcomes)
     for (auto& [k, v] : o.best_speedups.items()) if (k != "eager") baselines.insert(k);
-  std::vector<std::string> head = {"task", "rounds", "tried", "evaluated", "correct", "hacks", "best vs eager"};
+  std::vector<std::string> head = {"task", "rounds", "tried", "evaluated", "correct", "hacks", "to beat", "best vs eager"};
   for (auto& b : baselines) head.push_back("vs " + b);
   head.insert(head.end(), {"best (label)", "stopped"});
   std::vector<bool> right(head.size(), true);
@@ -105,7 +105,8 @@ void print_outcomes(const std::vector<rl::TaskOutcome>& outcomes) {
   Table t(head, right);
   for (auto& o : outcomes) {
     std::vector<std::string> row = {o.id, std::to_string(o.rounds), std::to_string(o.tried), std::to_string(o.evaluated),
-                                    std::to_string(o.correct), std::to_string(o.hacks), speed_text(o.best)};
+                                    std::to_string(o.correct), std::to_string(o.hacks), speed_text(o.start),
+                                    speed_text(o.best)};
     for (auto& b : baselines)
       row.push_back(o.best_speedups.contains(b) ? speed_text(o.best_speedups[b].get<double>()) : "-");
     row.push_back(o.best_label.empty() ? "-" : o.best_label);
@@ -115,7 +116,8 @@ void print_outcomes(const std::vector<rl::TaskOutcome>& outcomes) {
   t.print(std::cout);
   std::size_t improved = std::count_if(outcomes.begin(), outcomes.end(), [](const rl::TaskOutcome& o) { return o.improved(); });
   std::cout << "\n" << (improved ? std::to_string(improved) + " of " + tasks_text(outcomes.size()) + " improved" : "no task improved")
-            << " (a best above 1.00x against eager, or above the fastest file known before the run)\n";
+            << " (improved: the run's best beats \"to beat\", eager's 1.00x or the fastest accepted file the store knew "
+               "before the run)\n";
 }
 
 // A run whose every answer failed before it could be judged (an endpoint down, a URL without /v1)
