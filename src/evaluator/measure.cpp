@@ -3,16 +3,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <optional>
-#include <signal.h>
 #include <thread>
 
+#include "core/format.h"
 #include "evaluator/attribution.h"
 #include "evaluator/other_processes.h"
 #include "evaluator/timing.h"
 #include "evaluator/verdicts.h"
-#include "runner/gpu_processes.h"
 
 using namespace std::chrono;
 
@@ -23,18 +21,6 @@ namespace {
 constexpr int kSettle = 2;  // untimed first calls of each batch: the other context just had the GPU
 
 milliseconds to_ms(double s) { return milliseconds(static_cast<long long>(s * 1000)); }
-
-std::string format_percent(double share) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.0f%%", 100 * share);
-  return buf;
-}
-
-std::string format_ratio(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2fx", v);
-  return buf;
-}
 
 struct TimingSettings {
   int buckets, calls, warmup;
@@ -390,9 +376,9 @@ bool measure(Session& s, Worker& cand, EvalResult& r) {
   };
   if (est.spread > o.spread_limit)
     r.add_flag("timing_noisy", Severity::warn,
-               "bucket ratios still spread " + format_percent(est.spread) + " (limit " + format_percent(o.spread_limit) +
-                   ") in each of " + std::to_string(tries.size()) + " tries on fresh buckets; the quietest stands, its raw " +
-                   format_ratio(est.raw) + " shrunk to " + format_ratio(est.reported));
+               "bucket ratios still spread " + format_fixed(100 * est.spread, 0) + "% (limit " +
+                   format_fixed(100 * o.spread_limit, 0) + "%) in each of " + std::to_string(tries.size()) + " tries on fresh buckets; the quietest stands, its raw " +
+                   format_fixed(est.raw, 2) + "x shrunk to " + format_fixed(est.reported, 2) + "x");
   // A clock disagreement is confirmed on a fresh set of buckets before it counts: a lying clock
   // lies every time, a burst of load on the host does not.
   ClockCheck clocks = check_clocks(buckets, est, is_cuda_device(o.device), overhead->jitter_ms);

@@ -28,6 +28,11 @@ double cpu_in_window(Process& p) {
   return p.others_cpu_ms() - before;
 }
 
+// statistics.other_processes: the last window's CPU, and the wait for them to go quiet.
+json watch_record(double cpu_ms, double settle_ms) {
+  return {{"watch_ms", kWatchMs}, {"cpu_ms", cpu_ms}, {"settle_ms", settle_ms}};
+}
+
 }  // namespace
 
 bool settle_other_processes(Session& s, Worker& cand, double others_cpu_before_ms, EvalResult& r) {
@@ -45,7 +50,7 @@ bool settle_other_processes(Session& s, Worker& cand, double others_cpu_before_m
   std::string evidence = "processes the candidate started kept using CPU for " + std::to_string(int(waited / 1000)) +
                          " s after its warm-up calls, while it had no call to run (" + std::to_string(int(used)) +
                          " ms in the last " + std::to_string(int(kWatchMs)) + " ms): work kept going between calls, not a pool starting";
-  r.statistics["other_processes"] = {{"settle_ms", waited}, {"cpu_ms", used}, {"watch_ms", kWatchMs}};
+  r.statistics["other_processes"] = watch_record(used, waited);
   r.add_flag("background_process", Severity::block, evidence);
   r.status = Status::rejected;
   r.error = "timing could not be trusted: " + evidence;
@@ -59,7 +64,7 @@ void check_other_processes(Session& s, Worker& cand, EvalResult& r) {
   Process& p = cand.process();
   if (!p.sandboxed() || p.exit_info()) return;
   double used = cpu_in_window(p);
-  r.statistics["other_processes"] = {{"watch_ms", kWatchMs}, {"cpu_ms", used}, {"settle_ms", s.others_settle_ms}};
+  r.statistics["other_processes"] = watch_record(used, s.others_settle_ms);
   if (used > kLimitMs)
     r.add_flag("background_process", Severity::block,
                "processes the candidate started used " + std::to_string(int(used)) + " ms of CPU in " +

@@ -175,22 +175,21 @@ std::string compare_samples(const json& candidate, const json& reference, Tolera
   return "";
 }
 
-bool credit_degenerate_task(EvalResult& r) {
-  if (!r.task_lint.is_object() || r.task_lint.value("findings", json::array()).empty()) return false;
+void credit_degenerate_task(EvalResult& r) {
+  if (!r.task_lint.is_object() || r.task_lint.value("findings", json::array()).empty()) return;
   json uncredited = json::object();
   for (auto& [against, x] : r.speedup) {
     if (x <= 1.0) continue;
     uncredited[against] = x;
     x = 1.0;
   }
-  if (uncredited.empty()) return false;
+  if (uncredited.empty()) return;
   r.statistics["degenerate_task_uncredited"] = uncredited;
   std::string measured = uncredited.contains("eager") ? std::to_string(uncredited["eager"].get<double>()) + "x against eager"
                                                       : "above 1x against a baseline";
   for (auto& f : r.flags)
     if (f.id == "degenerate_task")
       f.evidence += "; the speedup is not credited (measured " + measured + ", reported as 1.00x): a null kernel passes this task";
-  return true;
 }
 
 }  // namespace cudal1

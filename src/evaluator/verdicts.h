@@ -36,7 +36,7 @@ std::string compare_samples(const json& candidate, const json& reference, Tolera
 // speedup says nothing about the candidate, whose shortcut may be the null kernel itself (a
 // cached zero buffer on a task whose output is always zero). Every speedup above 1 is credited
 // as 1.00x; what was measured stays in statistics.degenerate_task_uncredited, and the
-// degenerate_task flag's evidence says so. Returns whether anything was capped.
-bool credit_degenerate_task(EvalResult& r);
+// degenerate_task flag's evidence says so.
+void credit_degenerate_task(EvalResult& r);
 
 }  // namespace cudal1

@@ -2,18 +2,18 @@
 
 #include <cstdio>
 
+#include "core/format.h"
+
 namespace cudal1 {
 
 namespace {
 
-std::string format(const char* spec, double v) {
+// Three significant figures, never an exponent for the times a person meets.
+std::string milliseconds(double ms) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, spec, v);
+  std::snprintf(buf, sizeof buf, ms >= 100 ? "%.0f ms" : "%.3g ms", ms);
   return buf;
 }
-
-// Three significant figures, never an exponent for the times a person meets.
-std::string milliseconds(double ms) { return format(ms >= 100 ? "%.0f ms" : "%.3g ms", ms); }
 
 bool has_flag(const EvalResult& r, const std::string& id) {
   for (auto& f : r.flags)
@@ -33,9 +33,9 @@ std::string noise_note(const EvalResult& r) {
     return "";
   const json& s = r.statistics;
   std::string tries = s.contains("tries") ? " in each of " + std::to_string(s.value("tries", 1)) + " tries" : "";
-  return "noisy: shrunk to " + format("%.2fx", speedup->second) + "; eager " + milliseconds(eager->second) +
-         " vs candidate " + milliseconds(cand->second) + " (raw " + format("%.2fx", s.value("raw_speedup", 0.0)) +
-         ", buckets spread " + format("%.0f%%", 100 * s.value("spread", 0.0)) + tries + ")";
+  return "noisy: shrunk to " + format_fixed(speedup->second, 2) + "x" + "; eager " + milliseconds(eager->second) +
+         " vs candidate " + milliseconds(cand->second) + " (raw " + format_fixed(s.value("raw_speedup", 0.0), 2) + "x" +
+         ", buckets spread " + format_fixed(100 * s.value("spread", 0.0), 0) + "%" + tries + ")";
 }
 
 }  // namespace cudal1

@@ -1,15 +1,8 @@
 #include "report/table.h"
 
 #include <algorithm>
-#include <cstdio>
 
 namespace cudal1 {
-
-std::string format_fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 Table::Table(std::vector<std::string> headers, std::vector<bool> right_aligned)
     : headers_(std::move(headers)), right_(std::move(right_aligned)) {

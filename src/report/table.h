@@ -5,10 +5,9 @@
 #include <string>
 #include <vector>
 
-namespace cudal1 {
+#include "core/format.h"
 
-// v with `digits` decimals ("%.*f").
-std::string format_fixed(double v, int digits);
+namespace cudal1 {
 
 class Table {
  public:
