@@ -4,7 +4,7 @@
 # last. Logs and the results store go to OUT_DIR ($OUT, else build/gpu-out).
 # STAGES picks what runs (default "tests bench tasks"; "cuda-corpus" runs only the CUDA-only fixtures, "gpu-unit"
 # only the timing and CUDA graph tests; "builds",
-# "throughput", "baselines", "bench" (BENCH_JSONL) and "enrich" (ENRICH_JSONL) measure the queue, the baselines and CUDA-L1's
+# "throughput", "baselines", "audit" (BENCH_JSONL) and "enrich" (ENRICH_JSONL) measure the queue, the baselines and CUDA-L1's
 # kernels; "trainer" the trainer's three stages; "optimize"
 # runs the loop with the built-in policy over the suite (and a replay run with REPLAY_JSONL); "lint" lints
 # every row of LINT_JSONL; "solutions" is long: every bundled task's
@@ -159,9 +159,21 @@ has throughput && tar -czf "$out/throughput_files.tgz" -C "$scratch/throughput" 
 has baselines && "$bin/cudal1" baselines --device cuda --control $(ls tasks/level1/*.py | head -n "${N_BASELINES:-4}") \
   >"$out/baselines.txt" 2>&1
 
-# 4f. A CUDA-L1 file scored (stage bench, when BENCH_JSONL names one; BENCH_LIMIT), with its HTML report.
-has bench && [ -n "${BENCH_JSONL:-}" ] && "$bin/cudal1" bench --jsonl "$BENCH_JSONL" --limit "${BENCH_LIMIT:-20}" --device cuda \
-  --work "$scratch/bench_work" --html "$out/bench.html" --markdown "$out/bench.md" >"$out/bench_cuda_l1.txt" 2>&1
+# 4f. A CUDA-L1 file scored (stage audit: the file BENCH_JSONL names; BENCH_LIMIT rows, BENCH_LANES
+# lanes), with its HTML report. Resumable across machines: its store (results, baselines, the seal's
+# key) comes back as bench_state.tgz, and BENCH_RESTORE=that file puts it back on a fresh machine.
+# BENCH_DEADLINE (seconds) stops the run; what was scored is in the store, the report comes with the
+# call that finishes.
+if has audit; then
+  : "${BENCH_JSONL:?stage audit scores the CUDA-L1 file BENCH_JSONL names}"
+  mkdir -p "$scratch/bench_state"
+  [ -n "${BENCH_RESTORE:-}" ] && [ ! -f "$scratch/bench_state/results.db" ] && tar -xzf "$BENCH_RESTORE" -C "$scratch/bench_state"
+  ${BENCH_DEADLINE:+timeout -s INT "$BENCH_DEADLINE"} "$bin/cudal1" bench --jsonl "$BENCH_JSONL" --limit "${BENCH_LIMIT:-20}" \
+    --device cuda --lanes "${BENCH_LANES:-1}" --db "$scratch/bench_state/results.db" --work "$scratch/bench_work" \
+    --html "$out/bench.html" --markdown "$out/bench.md" >"$out/bench_cuda_l1.txt" 2>"$out/bench_progress.txt"
+  echo "bench exit $?" >>"$out/bench_cuda_l1.txt"
+  tar -czf "$out/bench_state.tgz" -C "$scratch/bench_state" . 2>/dev/null
+fi
 
 # 4g. CUDA graph versions of a CUDA-L1 file's tasks, each verified (stage enrich; ENRICH_JSONL,
 # ENRICH_LIMIT; resumable: run again with the same OUT to go on).
