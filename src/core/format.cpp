@@ -10,4 +10,10 @@ std::string format_fixed(double v, int digits) {
   return buf;
 }
 
+std::string format_sci(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  return buf;
+}
+
 }  // namespace cudal1

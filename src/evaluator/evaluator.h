@@ -25,7 +25,7 @@ class Store;
 
 // Bumped whenever a change can alter a verdict or a figure: results under another protocol are
 // never reused from the store.
-inline constexpr const char* kProtocolVersion = "cudal1-eval/5";
+inline constexpr const char* kProtocolVersion = "cudal1-eval/6";
 
 // "cuda" and "cuda:N" are CUDA devices; everything else runs on the host.
 inline bool is_cuda_device(const std::string& device) { return device.rfind("cuda", 0) == 0; }

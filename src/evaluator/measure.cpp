@@ -1,5 +1,7 @@
 #include "evaluator/measure.h"
 
+#include "evaluator/oracle.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -8,6 +10,7 @@
 
 #include "core/format.h"
 #include "evaluator/attribution.h"
+#include "evaluator/oracle.h"
 #include "evaluator/other_processes.h"
 #include "evaluator/timing.h"
 #include "evaluator/verdicts.h"
@@ -73,9 +76,12 @@ void verify_calls(Session& s, std::vector<SampledCall>& pool, EvalResult& r) {
     json positions = json::array();
     for (auto& smp : c.samples.is_array() ? c.samples : json::array())
       positions.push_back(smp.is_null() ? json() : smp["positions"]);
-    json req = {{"op", "sample"}, {"case", c.call["case"]}, {"variant", c.call["variant"]}, {"positions", positions}};
-    json ref = reference_alone(s, req, to_ms(s.o.call_timeout_s)).body["samples"];
-    std::string problem = compare_samples(c.samples, ref, s.o.tolerance);
+    json req = {{"op", "sample"}, {"case", c.call["case"]}, {"variant", c.call["variant"]}, {"positions", positions},
+                {"oracle", s.reference_imprecise}};
+    json reply = reference_alone(s, req, to_ms(s.o.call_timeout_s)).body;
+    std::string problem = compare_samples(c.samples, reply["samples"], s.o.tolerance);
+    if (!problem.empty() && s.reference_imprecise)
+      problem = samples_against_oracle(c.samples, reply["samples"], reply.value("oracle_samples", json()), s.o.tolerance);
     if (problem.empty()) continue;
     if (failed++ == 0)
       r.add_flag("timed_output_incorrect", Severity::block,

@@ -30,6 +30,9 @@ struct Session {
   Worker* candidate = nullptr;
   bool swarm_seen = false;  // they kept multiplying when told to stop
   double others_settle_ms = 0;  // how long they took to go quiet after the warm-up
+  // Some case passed against the float64 oracle, not the reference (oracle.h): timed calls that
+  // disagree with the reference are judged against the oracle too.
+  bool reference_imprecise = false;
 };
 
 // While it lives, every process the candidate started beside its worker is stopped (SIGSTOP to

@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
+
+#include "core/format.h"
 
 namespace cudal1 {
 
@@ -30,12 +31,6 @@ std::optional<double> rung_error(const nlohmann::json& rungs, const std::string&
   const auto& v = rungs[name][i];
   if (!v.is_number()) return std::nullopt;
   return v.get<double>();
-}
-
-std::string sci(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2g", v);
-  return buf;
 }
 
 }  // namespace
@@ -82,9 +77,9 @@ PrecisionVerdict judge_precision(const nlohmann::json& rungs,
     v.like = nearest;
     std::string rung_list;
     for (auto& [name, errs] : rungs.items())
-      if (auto e = rung_error(rungs, name, i)) rung_list += (rung_list.empty() ? "" : ", ") + name + " " + sci(*e);
-    v.evidence = "output " + std::to_string(i) + ": relative error against a float64 oracle is " + sci(*cand) +
-                 ", above the " + sci(threshold) + " an honest float32 computation stays under; the reference's own "
+      if (auto e = rung_error(rungs, name, i)) rung_list += (rung_list.empty() ? "" : ", ") + name + " " + format_sci(*e);
+    v.evidence = "output " + std::to_string(i) + ": relative error against a float64 oracle is " + format_sci(*cand) +
+                 ", above the " + format_sci(threshold) + " an honest float32 computation stays under; the reference's own "
                  "errors: " + rung_list + " (nearest: " + nearest + ")" + (shape ? "; " + shape->describe() : "");
   }
   return v;

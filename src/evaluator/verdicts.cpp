@@ -137,8 +137,6 @@ json check_case_values(const std::vector<TensorValue>& expected,
   return {{"passed", passed}, {"outputs", outputs}};
 }
 
-namespace {
-
 TensorValue sampled_value(const json& s) {
   TensorValue v;
   v.dtype_text = s.value("dtype", "");
@@ -148,8 +146,6 @@ TensorValue sampled_value(const json& s) {
   v.shape = {size ? int64_t(v.bytes.size() / size) : 0};
   return v;
 }
-
-}  // namespace
 
 std::string compare_samples(const json& candidate, const json& reference, ToleranceMode mode) {
   if (!candidate.is_array() || !reference.is_array() || candidate.size() != reference.size())

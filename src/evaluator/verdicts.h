@@ -27,6 +27,9 @@ json check_case_values(const std::vector<TensorValue>& expected,
                        const std::vector<TensorValue>& actual, ToleranceMode mode,
                        int case_index, bool& passed, EvalResult& r);
 
+// One output's sampled values ({dtype, numel, positions, values}) as a flat tensor.
+TensorValue sampled_value(const json& sample);
+
 // A timed call's sampled output values (per output: {dtype, numel, positions, values}, or null)
 // against the reference's values at the same positions. Empty when they agree within the
 // tolerance, else what differs, for a person.

@@ -46,11 +46,20 @@ def _run(model, values):
     return out
 
 
+def oracle_model(model):
+    """The task's model in float64: the oracle every rung and candidate is measured against."""
+    return copy.deepcopy(model).double()
+
+
+def oracle_outputs(oracle, values):
+    """The oracle's outputs on `values` (cast to float64); raises where the task has no float64
+    kernels."""
+    return _run(oracle, _clone(values, torch.float64))
+
+
 def ladder(model, values, device, oracle_file):
     try:
-        oracle_model = copy.deepcopy(model).double()
-        oracle = _run(oracle_model, _clone(values, torch.float64))
-        del oracle_model
+        oracle = oracle_outputs(oracle_model(model), values)
     except Exception as e:  # noqa: BLE001 — a task without float64 kernels has no ladder
         return {"ok": True, "skipped": f"the task does not run in float64: {type(e).__name__}: {str(e)[:200]}"}
     tensor_io.write_values(oracle_file, oracle)

@@ -201,10 +201,11 @@ class Host:
         self.timer = Timer(self.device)
         self.runner = calls.Runner(self.device, self.timer)
         self.idle = calls.IdleWatch()
+        self.oracles = {}  # init index -> the task's model in float64, made when first asked for
 
     def handle(self, op, req):
         fn = getattr(self, "op_" + str(op), None)
-        if fn is None or (op in ("load_task", "describe", "ceilings", "eager_time", "lint_task", "baselines", "baselines_prepare", "baselines_time", "sample", "precision_ladder",
+        if fn is None or (op in ("load_task", "describe", "ceilings", "eager_time", "lint_task", "baselines", "baselines_prepare", "baselines_time", "sample", "precision_ladder", "oracle",
                                  "prepare_build", "cuda_arch")
             and self.role != "reference") or (op in ("load_candidate", "profile", "capture_builds") and self.role != "candidate"):
             return {"ok": False, "error": "protocol", "message": f"unknown op {op!r} for {self.role}"}
@@ -434,16 +435,42 @@ class Host:
 
     def op_sample(self, req):
         """The reference's values, at the positions a candidate's call was sampled at, for the
-        same case and variant: the check of a timed call."""
+        same case and variant: the check of a timed call. With `oracle`, also the float64
+        oracle's values there (evaluator/oracle.h)."""
         init, values = self.cases[req["case"]]
         args = self.runner.inputs(values, req.get("variant"), 0)
         with _no_grad():
             outs = tensor_io.as_list(self.models[init](*args))
         self.timer.sync()
-        picked = []
-        for v, pos in zip(outs, req["positions"]):
-            picked.append(calls.sample(v, calls.decode_positions(pos)) if pos is not None and _isinstance(v, _Tensor) else None)
-        return {"ok": True, "samples": picked}
+        reply = {"ok": True, "samples": self._pick(outs, req["positions"])}
+        if req.get("oracle"):
+            import precision
+            reply["oracle_samples"] = self._pick(precision.oracle_outputs(self._oracle(init), args), req["positions"])
+        return reply
+
+    @staticmethod
+    def _pick(outs, positions):
+        return [calls.sample(v, calls.decode_positions(pos)) if pos is not None and _isinstance(v, _Tensor) else None
+                for v, pos in zip(outs, positions)]
+
+    def _oracle(self, init):
+        """The float64 copy of init's model, made once."""
+        import precision
+        if init not in self.oracles:
+            self.oracles[init] = precision.oracle_model(self.models[init])
+        return self.oracles[init]
+
+    def op_oracle(self, req):
+        """The float64 oracle's outputs for a case, to a private file for the parent: the
+        candidate that fails the tolerance against an imprecise reference is judged against it."""
+        import precision
+        init, values = self.cases[req["case"]]
+        try:
+            outs = precision.oracle_outputs(self._oracle(init), values)
+        except Exception as e:  # noqa: BLE001 — a task without float64 kernels has no oracle
+            return {"ok": True, "skipped": f"the task does not run in float64: {type(e).__name__}: {str(e)[:200]}"}
+        tensor_io.write_values(req["oracle_file"], outs)
+        return {"ok": True}
 
     def op_precision_ladder(self, req):
         """Errors of the reference against an fp64 oracle, run as it is and in reduced precision
