@@ -113,6 +113,7 @@ void check_precision(Worker& ref, const EvalOptions& o, const fs::path& oracle_d
   PrecisionVerdict v = judge_precision(rep["rungs"], errors, shapes);
   r.correctness["precision"] = {{"verdict", v.systematic ? "systematic" : v.reduced ? "reduced" : "as_reference"},
                                 {"like", v.like}, {"rungs", rep["rungs"]}, {"outputs", v.detail}};
+  if (rep.contains("on_host")) r.correctness["precision"]["on_host"] = rep["on_host"];  // the device was full
   // A bias or a wrong constant is another function, not a cheaper way to compute this one: it is
   // incorrect, and no option accepts it.
   if (v.systematic) {

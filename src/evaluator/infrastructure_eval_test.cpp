@@ -6,14 +6,17 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <thread>
 
+#include "core/paths.h"
 #include "evaluator/evaluator.h"
 #include "evaluator/fixture_cases.h"
 #include "evaluator/infrastructure.h"
+#include "runner/python.h"
 #include "store/store.h"
 
 namespace fs = std::filesystem;
@@ -172,4 +175,19 @@ TEST(InfrastructureFaults, OutOfMemoryOnAGpuOthersFilledIsNoTaskErrorForTheRefer
   EXPECT_EQ(r.infrastructure["cause"], kDeviceMemoryCause);
   EXPECT_NE(r.error.find("the reference ran out of GPU memory"), std::string::npos) << r.error;
   EXPECT_EQ(store.save(r, o.protocol_key(), o.device, "src"), 0);
+}
+
+// A GPU that other lanes filled refuses the precision ladder's float64 oracle (twice the
+// reference's memory) or a rung: that step is taken on the host, and the reply says so. The
+// ladder's own tests (precision_fallback_test.py) inject PyTorch's out-of-memory error.
+TEST(InfrastructureFaults, ThePrecisionLadderTakesOnTheHostWhatAFullDeviceRefuses) {
+  std::string command = "cd '" + python_worker_dir().string() + "' && '" + find_python("") +
+                        "' -m unittest -q precision_fallback_test 2>&1";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string output;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, pipe)) output += buf;
+  EXPECT_EQ(::pclose(pipe), 0) << output;
+  EXPECT_NE(output.find("OK"), std::string::npos) << output;
 }
