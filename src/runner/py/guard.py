@@ -37,10 +37,12 @@ _WATCHED = [
     ("json", ["dumps", "loads"]),
     ("json.encoder", ["c_make_encoder", "encode_basestring_ascii", "encode_basestring", "_make_iterencode"]),
     ("json.encoder.JSONEncoder", ["encode", "iterencode", "default"]),
-    # Builtins the worker's own code calls after a candidate's call returns.
+    # Builtins the worker's own code calls after a candidate's call returns. Not open: the
+    # worker binds its own before candidate code runs, so a candidate may replace it to no effect
+    # (rejected_gemm_relu_working_thread_fakes_proc does, and is still caught for its thread).
     ("builtins", ["float", "int", "str", "repr", "len", "range", "sum", "min", "max", "abs", "any", "zip",
                   "enumerate", "sorted", "isinstance", "type", "getattr", "list", "dict", "set", "tuple", "bool",
-                  "next", "iter", "open", "Exception", "BaseException"]),
+                  "next", "iter", "Exception", "BaseException"]),
     # The readers of the C pointers below: a replaced `value` would report the old pointers.
     ("ctypes.c_void_p", ["value"]),
     ("ctypes._SimpleCData", ["value"]),
