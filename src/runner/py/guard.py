@@ -1,9 +1,12 @@
 """Evidence of a candidate reaching for the harness, gathered inside the candidate's process.
 
 Two sources, both set up before any candidate code runs:
-- a snapshot of the functions timing and checking rely on (torch.cuda's synchronisation and
-  events, the time module's clocks, this worker's own modules); any that are later replaced are
-  reported as tampered;
+- a snapshot of the functions timing, checking and replying rely on (torch.cuda's
+  synchronisation and events, the time module's clocks, json's encoder, the builtins the worker
+  calls, this worker's own modules): which object each name is bound to, and what can be changed
+  inside it without replacing it: a Python function's code, defaults, keyword defaults and
+  closure cells, a C function's method pointers. The worker compares it after every stretch of
+  candidate code (see watch()) and reports what changed as tampered;
 - a Python audit hook (it cannot be removed once added) that records introspection by candidate
   code: gc.get_objects / get_referrers / get_referents, sys._getframe (inspect.currentframe and
   inspect.stack use it), reaching frames through tracebacks or generators, and opening another
@@ -13,9 +16,13 @@ Neither is proof against every trick in a process the candidate controls; what t
 also guarded from outside: the expected outputs never enter this process, the parent times every
 batch on its own clock, and timed outputs are verified against the reference.
 """
+import ctypes
 import os
 import sys
 import sysconfig
+import types
+from itertools import compress
+from operator import is_not, ne
 
 import torch
 
@@ -26,18 +33,39 @@ _WATCHED = [
     ("torch", ["allclose", "equal", "no_grad", "randperm", "randint"]),
     ("time", ["perf_counter", "perf_counter_ns", "time", "time_ns", "monotonic", "monotonic_ns"]),
     ("os", ["urandom", "listdir", "write", "_exit"]),
+    # The replies' serialiser: what the parent reads every figure from.
+    ("json", ["dumps", "loads"]),
+    ("json.encoder", ["c_make_encoder", "encode_basestring_ascii", "encode_basestring", "_make_iterencode"]),
+    ("json.encoder.JSONEncoder", ["encode", "iterencode", "default"]),
+    # Builtins the worker's own code calls after a candidate's call returns. Not open: the
+    # worker binds its own before candidate code runs, so a candidate may replace it to no effect
+    # (rejected_gemm_relu_working_thread_fakes_proc does, and is still caught for its thread).
+    ("builtins", ["float", "int", "str", "repr", "len", "range", "sum", "min", "max", "abs", "any", "zip",
+                  "enumerate", "sorted", "isinstance", "type", "getattr", "list", "dict", "set", "tuple", "bool",
+                  "next", "iter", "Exception", "BaseException"]),
+    # The readers of the C pointers below: a replaced `value` would report the old pointers.
+    ("ctypes.c_void_p", ["value"]),
+    ("ctypes._SimpleCData", ["value"]),
 ]
-_OWN_MODULES = ["timing", "calls", "tensor_io", "roles", "guard", "loading"]
+_OWN_MODULES = ["timing", "calls", "tensor_io", "roles", "guard", "loading", "__main__"]
+# Names that, added to one of the worker's classes, would intercept every attribute read of it.
+_CLASS_HOOKS = ["__getattribute__", "__getattr__", "__setattr__"]
 _INTROSPECTION = {"gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys._getframe",
                   "sys._current_frames"}
 _FRAME_ATTRS = {"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back"}
 
-_snapshot = {}
 _events = []
 _state = {"candidate": None, "busy": False}
 _stdlib = sysconfig.get_paths()["stdlib"] + os.sep
 _pid = str(os.getpid())
 _getframe = sys._getframe
+_proxy_get = types.MappingProxyType.get
+
+# What snapshot() recorded, for a check cheap enough to run after every call: groups of
+# (read, holders, keys, expected, differs, labels), where differs(read(holder, key), expected)
+# must be false for every entry. Objects are compared by identity, machine words inside C
+# function objects (read through ctypes) by value.
+_groups = ()
 
 
 def _resolve(dotted):
@@ -53,39 +81,152 @@ def _resolve(dotted):
     return obj
 
 
-def _entries():
-    """(name, object) for every watched attribute, as they are now."""
-    out = []
+def _sources():
+    """(label, holder, name) for every watched attribute: the listed ones, every callable of
+    the worker's own modules, and every method of the classes they define."""
     for owner, names in _WATCHED:
         holder = _resolve(owner)
-        if holder is None:
-            continue
-        for name in names:
-            out.append((f"{owner}.{name}", getattr(holder, name, None)))
+        if holder is not None:
+            for name in names:
+                yield f"{owner}.{name}", holder, name
     for mod_name in _OWN_MODULES:
         mod = sys.modules.get(mod_name)
         if mod is None:
             continue
         for name, value in list(vars(mod).items()):
-            if callable(value) and not name.startswith("__"):
-                out.append((f"{mod_name}.{name}", value))
-                if isinstance(value, type) and getattr(value, "__module__", None) == mod_name:
-                    for attr, member in list(vars(value).items()):
-                        if callable(member) and not attr.startswith("__"):
-                            out.append((f"{mod_name}.{name}.{attr}", member))
+            if not callable(value) or name.startswith("__"):
+                continue
+            yield f"{mod_name}.{name}", mod, name
+            if isinstance(value, type) and getattr(value, "__module__", None) == mod.__name__:
+                for attr, member in list(vars(value).items()):
+                    if callable(member) and not attr.startswith("__"):
+                        yield f"{mod_name}.{name}.{attr}", value, attr
+                for hook in _CLASS_HOOKS:
+                    yield f"{mod_name}.{name}.{hook}", value, hook
+
+
+def _reader(holder, name):
+    """How to read holder.name so that the answer cannot be dressed up: a module's or class's
+    own dict (a module's class can be swapped for one whose __getattribute__ lies), or plain
+    getattr for what a class inherits. A name not there at all is read from the dict too: it
+    reads None until something adds it."""
+    if isinstance(holder, types.ModuleType):
+        return dict.get, vars(holder)
+    if isinstance(holder, type) and (name in vars(holder) or not hasattr(holder, name)):
+        return _proxy_get, holder.__dict__
+    return getattr, holder
+
+
+def _function_parts(fn, label):
+    """(read, holder, key, expected, label) for what can be changed in place in a Python
+    function: its code, its defaults (the keyword defaults' contents too: that dict is mutable),
+    and what its closure cells hold."""
+    out = [(getattr, fn, attr, getattr(fn, attr), f"{label}.{attr}")
+           for attr in ("__code__", "__defaults__", "__kwdefaults__")]
+    for key, value in (fn.__kwdefaults__ or {}).items():
+        out.append((dict.get, fn.__kwdefaults__, key, value, f"{label}.__kwdefaults__[{key!r}]"))
+    for var, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        try:
+            out.append((getattr, cell, "cell_contents", cell.cell_contents, f"{label}.<closure {var}>"))
+        except ValueError:
+            pass  # empty: nothing bound to swap yet. (Emptying a watched cell makes the check raise, failing the call.)
     return out
 
 
+_PTR = ctypes.sizeof(ctypes.c_void_p)
+_HEAD = object.__basicsize__  # PyObject_HEAD: reference count and type, more in some builds
+# Per kind of C function object (CPython's methodobject.h and descrobject.h): the offsets of its
+# PyMethodDef pointer and of its vectorcall pointer, and the size the layout implies.
+# PyCFunctionObject: head, m_ml, m_self, m_module, m_weakreflist, vectorcall.
+# PyMethodDescrObject: head, d_type, d_name, d_qualname, d_method, vectorcall.
+_C_LAYOUTS = {  # type: (PyMethodDef pointer offset, vectorcall offset, object size)
+    types.BuiltinFunctionType: (_HEAD, _HEAD + 4 * _PTR, _HEAD + 5 * _PTR),
+    types.MethodDescriptorType: (_HEAD + 3 * _PTR, _HEAD + 4 * _PTR, _HEAD + 5 * _PTR),
+}
+
+
+def _word(address):
+    return ctypes.c_void_p.from_address(address)
+
+
+def _c_function_words(fn, label):
+    """(word, expected, label) for the pointers a call of C function `fn` goes through: its
+    PyMethodDef, that def's ml_meth, and its vectorcall. Nothing where the layout is not the
+    one these offsets describe (checked by the object's size and by the def naming `fn`): the
+    function is then watched by identity only."""
+    layout = _C_LAYOUTS.get(type(fn))
+    if layout is None or type(fn).__basicsize__ != layout[2]:
+        return []
+    def_offset, vectorcall_offset, _ = layout
+    base = id(fn)
+    method_def = _word(base + def_offset).value
+    if not method_def or ctypes.c_char_p.from_address(method_def).value != fn.__name__.encode():
+        return []
+    return [(_word(base + def_offset), method_def, f"{label}.<PyMethodDef>"),
+            (_word(method_def + _PTR), _word(method_def + _PTR).value, f"{label}.<ml_meth>"),
+            (_word(base + vectorcall_offset), _word(base + vectorcall_offset).value, f"{label}.<vectorcall>")]
+
+
+def _inner(value, label):
+    """What can be changed inside `value` without replacing it: objects and C words."""
+    if isinstance(value, (staticmethod, classmethod, types.MethodType)):
+        objs, words = _inner(value.__func__, label)
+        return [(getattr, value, "__func__", value.__func__, f"{label}.__func__")] + objs, words
+    if isinstance(value, types.FunctionType):
+        return _function_parts(value, label), []
+    if isinstance(value, tuple(_C_LAYOUTS)):
+        return [], _c_function_words(value, label)
+    return [], []
+
+
+def _grouped(entries):
+    """(read, holder, key, expected, differs, label) entries as the groups the check maps over."""
+    groups = {}
+    for read, holder, key, expected, differs, label in entries:
+        columns = groups.setdefault((read, differs), ([], [], [], []))
+        for column, value in zip(columns, (holder, key, expected, label)):
+            column.append(value)
+    return tuple((read, tuple(h), tuple(k), tuple(e), differs, tuple(w))
+                 for (read, differs), (h, k, e, w) in groups.items())
+
+
 def snapshot():
-    """Records the watched functions; call once, before the candidate loads."""
-    for name, value in _entries():
-        _snapshot[name] = value
+    """Records the watched functions, inside and out; call once, before the candidate loads."""
+    global _groups
+    entries, seen = [], set()
+    for label, holder, name in _sources():
+        read, where = _reader(holder, name)
+        value = read(where, name)
+        if read(where, name) is not value:
+            continue  # made anew at each read (a classmethod reached through its class)
+        entries.append((read, where, name, value, is_not, label))
+        if id(value) not in seen:
+            seen.add(id(value))
+            objs, words = _inner(value, label)
+            entries += [(r, h, k, e, is_not, w) for r, h, k, e, w in objs]
+            entries += [(getattr, word, "value", e, ne, w) for word, e, w in words]
+    _groups = _grouped(entries)
+
+
+def watch():
+    """What a check needs, bound now: the snapshot, and the functions that walk it. The check is
+    written out in each frame that calls candidate code, not called through a helper: a frame
+    already running keeps the code it started with, while a helper (this module's own functions
+    included) is only as good as its code at the time of the call. Written out, it is
+
+        groups, compress, map_ = <what watch() returned, kept where candidate code cannot reach>
+        changed = [label for read, holders, keys, expected, differs, labels in groups
+                   for label in compress(labels, map_(differs, map_(read, holders, keys), expected))]
+
+    and changed names, e.g. "timing.Timer.call.__code__", what no longer is as snapshot() saw it."""
+    return _groups, compress, map
 
 
 def tampered():
-    """Names of watched functions that are no longer the ones recorded."""
-    now = dict(_entries())
-    return sorted(name for name, value in _snapshot.items() if now.get(name, None) is not value)
+    """Names of what changed since snapshot() (see watch()), checked from here."""
+    groups, compress, map_ = watch()
+    return sorted(set(label for read, holders, keys, expected, differs, labels in groups
+                      for label in compress(labels, map_(differs, map_(read, holders, keys), expected))))
 
 
 def _candidate_caller(frame):

@@ -349,6 +349,8 @@ class Host:
             inline_build.install_prebuilt(req["prebuilt"])
         guard.snapshot()
         guard.install(path)
+        self.timer.watch = guard.watch()
+        groups, compress, map_ = self.timer.watch  # bound before any candidate code runs
         try:
             mod = loading.load_module(path, "cudal1_candidate")
             loading.require(mod, path, ["ModelNew"])
@@ -370,11 +372,15 @@ class Host:
                         if k in own and tuple(own[k].shape) == tuple(v.shape)}
             model.load_state_dict(matching, strict=False)
             self.models[j] = model.to(self.device)
+        # Its module, constructor, state_dict, load_state_dict and to() have run. Written out,
+        # not called: see guard.watch().
+        changed = [label for read, holders, keys, expected, differs, labels in groups
+                   for label in compress(labels, map_(differs, map_(read, holders, keys), expected))]
         for case in req["cases"]:
             inputs = _load_case_file(case["file"])["inputs"]
             self.cases.append((case["init"], _to_device(inputs, self.device)))
             self.poison_sizes.append([o["nbytes"] for o in case.get("outputs", [])])
-        reply = {"ok": True, "ctor": ctor}
+        reply = {"ok": True, "ctor": ctor, "tampered": changed}
         if req.get("prebuilt") is not None:
             import inline_build
             reply["prebuilt"] = inline_build.prebuilt_report  # which calls were served, which built here
@@ -399,6 +405,8 @@ class Host:
         samples = int(req.get("samples", 0))
         write_dir = req.get("out_dir") if req.get("write") else None
         idle = self.idle.since_stop()
+        groups, compress, map_ = self.timer.watch  # bound before any candidate code runs here
+        changed = []
         records = []
         for i, c in enumerate(req["calls"]):
             k = c["case"]
@@ -422,8 +430,16 @@ class Host:
                 before = None
             del outs
             records.append(rec)
+            # The timed call checked as its clocks stopped; candidate code may have run since (a
+            # finaliser of its outputs, a tensor subclass's hooks). Written out, not called: see
+            # guard.watch().
+            changed = changed or self.timer.violations[:] or [
+                label for read, holders, keys, expected, differs, labels in groups
+                for label in compress(labels, map_(differs, map_(read, holders, keys), expected))]
         self.runner.thread_watch.settle()
         reply = {"ok": True, "calls": records, **self.candidate_report()}
+        if changed:  # a change put back before the batch ended is in no later snapshot comparison
+            reply["tampered"] = sorted(set(reply.get("tampered", [])) | set(changed))
         if idle is not None:
             reply["idle"] = idle
         self.idle.stop()

@@ -9,6 +9,7 @@ import json
 import torch
 
 MAGIC = b"CUDAL1T1\n"
+_open = open  # bound before any candidate code runs: a replaced builtins.open must not write the outputs
 
 # Method descriptors of the C tensor type: a candidate can reassign torch.Tensor's Python
 # methods, but not these.
@@ -42,7 +43,7 @@ def tensor_bytes(t):
 
 
 def write_values(path, values):
-    with open(path, "wb") as f:
+    with _open(path, "wb") as f:
         f.write(MAGIC)
         for v in values:
             if _isinstance(v, _Tensor):

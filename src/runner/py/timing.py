@@ -3,10 +3,12 @@
 Each timed call: flush the cache with a write of at least twice its size, synchronise the whole
 device, start both clocks, call, synchronise the whole device again (so work on every stream is
 inside the interval), stop both clocks. Inputs rotate among several copies so no call is served
-from a cache warmed by the previous one.
+from a cache warmed by the previous one. In the candidate's worker, each call ends with a check
+that the harness is still as it was before the candidate loaded (guard.watch()).
 """
 import os
 import time
+from itertools import compress as _compress
 
 import torch
 
@@ -51,6 +53,8 @@ class Timer:
         # took 70 ms before every call, whose jitter swamped the parent's clock over 0.4 ms calls.
         self.flush_bytes = max(2 * l2, 8 << 20) if self.cuda else min(max(2 * l2, 8 << 20), 64 << 20)
         self._flush_buf = torch.empty(self.flush_bytes // 4, dtype=torch.float32, device=self.device)
+        self.watch = ((), _compress, map)  # guard.watch() once a candidate is loaded; nothing to check before
+        self.violations = []  # the first changes a check found, named as guard names them
 
     def flush(self):
         self._flush_buf.fill_(1.0)
@@ -62,27 +66,38 @@ class Timer:
         """Times one call of fn(*args) after a flush and a device-wide sync. Returns device ms
         (all streams, to a device-wide sync), host ms, stream ms (to the point where the current
         stream, which the caller's next op would wait on, reaches the end of the call), and the
-        call's result."""
+        call's result. As soon as the clocks stop, checks the harness against the snapshot in
+        `watch` and keeps the first changes found in `violations`."""
+        # Bound before fn runs: what runs between its return and the check cannot then be a
+        # replacement that puts the original back as it is called.
+        groups, compress, map_ = self.watch
+        perf, sync = _perf_ns, self._sync
         self.flush()
-        self._sync()
+        sync()
         cuda = self.cuda and self._record
+        record = self._record if cuda else None
         if cuda:
             stream = torch.cuda.current_stream(self.device)
             start = self._event_type(enable_timing=True)
             mid = self._event_type(enable_timing=True)
             end = self._event_type(enable_timing=True)
-            self._record(start, stream)
+            record(start, stream)
         with _no_grad():
-            t0 = _perf_ns()
+            t0 = perf()
             out = fn(*args)
             if cuda:
-                self._record(mid, stream)
-            self._sync()
-            t1 = _perf_ns()
+                record(mid, stream)
+            sync()
+            t1 = perf()
+            # Written out here, not called: see guard.watch().
+            changed = [label for read, holders, keys, expected, differs, labels in groups
+                       for label in compress(labels, map_(differs, map_(read, holders, keys), expected))]
+        if changed and not self.violations:
+            self.violations += changed
         host = (t1 - t0) / 1e6
         if not cuda:
             return host, host, host, out
-        self._record(end, stream)
+        record(end, stream)
         self._ev_sync(end)
         return float(self._elapsed(start, end)), host, float(self._elapsed(start, mid)), out
 
