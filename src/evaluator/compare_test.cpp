@@ -8,18 +8,10 @@
 #include "core/error.h"
 #include "evaluator/compare.h"
 #include "evaluator/tensor_file.h"
+#include "evaluator/test_tensors.h"
 
 using namespace cudal1;
-
-static TensorValue f32(std::vector<float> v, std::vector<int64_t> shape = {}) {
-  TensorValue t;
-  t.dtype = DType::f32;
-  t.dtype_text = "float32";
-  t.shape = shape.empty() ? std::vector<int64_t>{int64_t(v.size())} : shape;
-  t.bytes.resize(v.size() * 4);
-  std::memcpy(t.bytes.data(), v.data(), t.bytes.size());
-  return t;
-}
+using namespace cudal1::test;
 
 TEST(Compare, WithinToleranceAndOutside) {
   auto e = f32({1.0f, 2.0f, 100.0f});

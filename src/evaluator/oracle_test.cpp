@@ -5,30 +5,12 @@
 #include <cstring>
 
 #include "evaluator/oracle.h"
+#include "evaluator/test_tensors.h"
 
 using namespace cudal1;
+using namespace cudal1::test;
 
 namespace {
-
-TensorValue f32(std::vector<float> v) {
-  TensorValue t;
-  t.dtype = DType::f32;
-  t.dtype_text = "float32";
-  t.shape = {int64_t(v.size())};
-  t.bytes.resize(v.size() * 4);
-  std::memcpy(t.bytes.data(), v.data(), t.bytes.size());
-  return t;
-}
-
-TensorValue f64(std::vector<double> v) {
-  TensorValue t;
-  t.dtype = DType::f64;
-  t.dtype_text = "float64";
-  t.shape = {int64_t(v.size())};
-  t.bytes.resize(v.size() * 8);
-  std::memcpy(t.bytes.data(), v.data(), t.bytes.size());
-  return t;
-}
 
 // The reference is 3-5% off the exact values, far outside the standard 1e-2 tolerance.
 const TensorValue kOracle = f64({10, 20, 30, 40});

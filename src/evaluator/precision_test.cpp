@@ -3,22 +3,10 @@
 #include <cstring>
 
 #include "evaluator/precision.h"
+#include "evaluator/test_tensors.h"
 
 using namespace cudal1;
-
-namespace {
-
-TensorValue f32(std::vector<float> v) {
-  TensorValue t;
-  t.dtype = DType::f32;
-  t.dtype_text = "float32";
-  t.shape = {int64_t(v.size())};
-  t.bytes.resize(v.size() * 4);
-  std::memcpy(t.bytes.data(), v.data(), t.bytes.size());
-  return t;
-}
-
-}  // namespace
+using namespace cudal1::test;
 
 TEST(Precision, RelativeErrorIsNormOfDifferenceOverNormOfOracle) {
   auto oracle = f32({3, 4});           // norm 5
