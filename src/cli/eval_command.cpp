@@ -256,8 +256,11 @@ void register_eval(CLI::App& app) {
                 "an error that is systematic rather than rounding (a bias, a wrong constant) stays incorrect");
   cmd->add_option("--buckets", args->options.buckets, "timing buckets (default 5 on CPU, 7 on CUDA)");
   cmd->add_option("--calls", args->options.calls_per_bucket, "timed calls per bucket (default 8 on CPU, 20 on CUDA)");
-  cmd->add_option("--call-timeout", args->options.call_timeout_s, "seconds one forward call may take")->capture_default_str();
-  cmd->add_option("--build-timeout", args->options.build_timeout_s, "seconds loading (and compiling) the candidate may take")->capture_default_str();
+  cmd->add_option("--call-timeout", args->options.call_timeout_s,
+                  "seconds one forward call may take (default: 50 times the reference's own call, at least 10)");
+  cmd->add_option("--build-timeout", args->options.build_timeout_s,
+                  "seconds loading (and compiling) the candidate may take; a first call may take this long while it compiles")
+      ->capture_default_str();
   cmd->add_option("--memory-limit-mb", args->options.memory_limit_mb, "resident memory limit of the candidate process")->capture_default_str();
   cmd->callback([args] { run_eval(*args); });
 }

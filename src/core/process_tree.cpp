@@ -92,6 +92,14 @@ std::optional<ProcStat> read_proc_stat(pid_t pid) {
   return parse_stat(pid, read_small(path));
 }
 
+std::string read_proc_comm(pid_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/comm", int(pid));
+  std::string comm = read_small(path);
+  if (!comm.empty() && comm.back() == '\n') comm.pop_back();
+  return comm;
+}
+
 std::vector<pid_t> children_of(pid_t parent) {
   std::vector<pid_t> out;
   for (auto& [pid, s] : scan_all())

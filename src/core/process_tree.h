@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace cudal1 {
@@ -25,6 +26,9 @@ struct ProcStat {
   std::size_t rss_bytes = 0;
 };
 std::optional<ProcStat> read_proc_stat(pid_t pid);
+// Its command name (/proc/PID/comm: the program's file name, at most 15 characters, which the
+// process itself may change); empty when it is gone.
+std::string read_proc_comm(pid_t pid);
 
 // The processes whose parent is `parent`.
 std::vector<pid_t> children_of(pid_t parent);

@@ -15,6 +15,7 @@
 #include "core/keyed_mutex.h"
 #include "core/owned_dir.h"
 #include "core/paths.h"
+#include "evaluator/call_budget.h"
 #include "evaluator/infrastructure.h"
 #include "evaluator/measure.h"
 #include "evaluator/prebuilt.h"
@@ -85,7 +86,7 @@ uint64_t evaluation_footprint(const fs::path& inputs_dir, const std::vector<std:
 // The precision ladder on case 0 of a float32 task (precision.h): a candidate that fails it gets
 // its status (incorrect for a systematic error, rejected for reduced precision) and error. The
 // oracle's outputs go to a folder hidden from the candidate's process and are deleted once read.
-void check_precision(Worker& ref, const EvalOptions& o, const fs::path& oracle_dir,
+void check_precision(Worker& ref, const EvalOptions& o, double call_timeout_s, const fs::path& oracle_dir,
                      const std::vector<TensorValue>& expected, const std::vector<TensorValue>& actual,
                      EvalResult& r) {
   bool float32 = false;
@@ -97,7 +98,7 @@ void check_precision(Worker& ref, const EvalOptions& o, const fs::path& oracle_d
   if (!float32 || actual.size() != expected.size()) return;
   fs::path file = oracle_dir / "oracle_0.ctf";
   json rep = reference_call(ref, {{"op", "precision_ladder"}, {"case", 0}, {"oracle_file", file.string()}},
-                            seconds_to_ms(o.call_timeout_s) * 6, o.task_path).body;
+                            seconds_to_ms(call_timeout_s) * 6, o.task_path).body;
   if (rep.contains("skipped")) {
     r.correctness["precision"] = {{"skipped", rep["skipped"]}};
     return;
@@ -137,11 +138,11 @@ void check_precision(Worker& ref, const EvalOptions& o, const fs::path& oracle_d
 // A case that failed the tolerance against the reference, judged against the float64 oracle
 // instead (oracle.h): it passes when the candidate is at least as close to the exact result as
 // the reference is. The oracle's outputs, like the ladder's, never reach the candidate's folder.
-bool passes_against_oracle(Worker& ref, const EvalOptions& o, const fs::path& oracle_dir, std::size_t k,
+bool passes_against_oracle(Worker& ref, const EvalOptions& o, double call_timeout_s, const fs::path& oracle_dir, std::size_t k,
                            const std::vector<TensorValue>& expected, const std::vector<TensorValue>& actual, json& verdict) {
   fs::path file = oracle_dir / ("oracle_case_" + std::to_string(k) + ".ctf");
   json rep = reference_call(ref, {{"op", "oracle"}, {"case", k}, {"oracle_file", file.string()}},
-                            seconds_to_ms(o.call_timeout_s) * 6, o.task_path).body;
+                            seconds_to_ms(call_timeout_s) * 6, o.task_path).body;
   if (rep.contains("skipped")) {
     verdict["oracle"] = {{"skipped", rep["skipped"]}};
     return false;
@@ -456,6 +457,8 @@ static EvalResult run_once(PreparedEvaluation& p) {
     o.memory_budget->remember(r.task_hash, footprint);
     p.memory.resize(worker_bytes(o.device) + footprint);
   }
+  const CallTimeouts timeouts = fit_call_timeouts(o.call_timeout_s, reference_call_ms(loaded["cases"]));
+  r.budgets = timeouts.to_json(o.build_timeout_s);
   const json& env = loaded["env"];
   r.provenance = {{"protocol", kProtocolVersion}, {"protocol_key", o.protocol_key()},
                   {"device", o.device}, {"device_name", env.value("device_name", "")},
@@ -495,6 +498,7 @@ static EvalResult run_once(PreparedEvaluation& p) {
   Worker& cand = *cand_ptr;
   Session session{o, ref, o.task_path, int(expected.size()), std::mt19937_64(rng()), {}};
   session.candidate = cand_ptr.get();
+  session.call_timeout_s = timeouts.call_s;
   // The idle check after the timed buckets needs no device: another lane may time meanwhile.
   session.timing_done = [&] { report("idle check", 0.8); };
 
@@ -504,11 +508,12 @@ static EvalResult run_once(PreparedEvaluation& p) {
   std::vector<TensorValue> first_actual;  // case 0's outputs, for the precision ladder
   for (std::size_t k = 0; k < expected.size(); ++k) {
     report("checking", 0.2 + 0.3 * double(k) / double(expected.size()));
-    auto timeout = seconds_to_ms(k == 0 ? o.build_timeout_s : o.call_timeout_s);
     // The same call path as timed calls (measure.h); this one also writes its whole outputs.
     json req = {{"op", "calls"}, {"calls", {{{"case", k}, {"variant", nullptr}, {"slot", k}}}},
                 {"samples", o.sample_elements}, {"write", true}, {"out_dir", cand_dir.string()}, {"tag", k}};
-    WorkerReply rr = cand.request(req, timeout);
+    // The first call may compile (evaluator/call_budget.h); the others get their call timeout.
+    WorkerReply rr = k == 0 ? first_call(cand, req, {timeouts.per_case_s[0], o.build_timeout_s}, r.budgets["first_call_extended_for"])
+                            : cand.request(req, seconds_to_ms(timeouts.per_case_s[k]));
     std::string what = "case " + std::to_string(k) + " (" + plan.cases[k]["dist"].get<std::string>() + " inputs)";
     if (apply_candidate_failure(rr, what, cand.stderr_tail(), r)) return finish(r);
     apply_guard_evidence(rr.body, false, r);
@@ -535,7 +540,7 @@ static EvalResult run_once(PreparedEvaluation& p) {
     }
     bool passed = false;
     json verdict = check_case_values(expected[k], actual, o.tolerance, int(k), passed, r);
-    if (!passed && r.flags.size() == flags_before && passes_against_oracle(ref, o, oracle_dir, k, expected[k], actual, verdict)) {
+    if (!passed && r.flags.size() == flags_before && passes_against_oracle(ref, o, session.call_timeout_s, oracle_dir, k, expected[k], actual, verdict)) {
       passed = true, verdict["passed"] = true, verdict["judged_against"] = "oracle";
       if (!session.reference_imprecise)
         r.add_flag("reference_imprecise", Severity::info,
@@ -585,7 +590,7 @@ static EvalResult run_once(PreparedEvaluation& p) {
     report("precision", 0.45);
     {
       OthersStopped stopped(session);
-      check_precision(ref, o, oracle_dir, expected[0], first_actual, r);
+      check_precision(ref, o, session.call_timeout_s, oracle_dir, expected[0], first_actual, r);
     }
     if (r.status != Status::ok) return finish(r);
   }

@@ -64,8 +64,11 @@ struct EvalOptions {
   // Neither: the candidate's process compiles them itself.
   std::shared_ptr<const BuildOutcome> prebuilt;
   BuildService* build_service = nullptr;
-  double build_timeout_s = 900;      // loading the candidate, compilation included
-  double call_timeout_s = 120;       // one forward call
+  // Loading the candidate, compilation included; also a first call while it compiles.
+  double build_timeout_s = 900;
+  // One forward call. Unset: max(10 s, 50 x the reference's own call on that case), fitted per
+  // evaluation (evaluator/call_budget.h).
+  std::optional<double> call_timeout_s;
   std::size_t memory_limit_mb = 16384;
   std::size_t output_limit_kb = 4096;  // stdout+stderr of one worker
   // Files the candidate must neither read nor write (the results store, its -wal and -shm):

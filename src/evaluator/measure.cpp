@@ -10,6 +10,7 @@
 
 #include "core/format.h"
 #include "evaluator/attribution.h"
+#include "evaluator/call_budget.h"
 #include "evaluator/oracle.h"
 #include "evaluator/other_processes.h"
 #include "evaluator/timing.h"
@@ -78,7 +79,7 @@ void verify_calls(Session& s, std::vector<SampledCall>& pool, EvalResult& r) {
       positions.push_back(smp.is_null() ? json() : smp["positions"]);
     json req = {{"op", "sample"}, {"case", c.call["case"]}, {"variant", c.call["variant"]}, {"positions", positions},
                 {"oracle", s.reference_imprecise}};
-    json reply = reference_alone(s, req, to_ms(s.o.call_timeout_s)).body;
+    json reply = reference_alone(s, req, to_ms(s.call_timeout_s)).body;
     std::string problem = compare_samples(c.samples, reply["samples"], s.o.tolerance);
     if (!problem.empty() && s.reference_imprecise)
       problem = samples_against_oracle(c.samples, reply["samples"], reply.value("oracle_samples", json()), s.o.tolerance);
@@ -226,7 +227,7 @@ std::optional<Overheads> measure_overheads(Session& s, Worker& cand, const Timin
   constexpr int kRepeats = 3;
   json empty = batch(s, ts.calls + kSettle);
   empty["empty"] = true;
-  auto timeout = to_ms(s.o.call_timeout_s) * (ts.calls + kSettle);
+  auto timeout = to_ms(s.call_timeout_s) * (ts.calls + kSettle);
   std::vector<double> ref, mine;
   for (int i = 0; i < kRepeats; ++i) {
     WorkerReply rr = reference_alone(s, empty, timeout);
@@ -248,7 +249,7 @@ std::optional<Overheads> measure_overheads(Session& s, Worker& cand, const Timin
 // candidate failed.
 bool time_bucket(Session& s, Worker& cand, const TimingSettings& ts, const Overheads& overhead, TimedRun& run,
                  EvalResult& r, Bucket& bucket) {
-  auto batch_timeout = to_ms(s.o.call_timeout_s) * (ts.calls + kSettle);
+  auto batch_timeout = to_ms(s.call_timeout_s) * (ts.calls + kSettle);
   bucket.calls = ts.calls;
   bucket.ref_overhead_ms = overhead.reference;
   bucket.cand_overhead_ms = overhead.candidate;
@@ -296,7 +297,7 @@ bool top_up_idle(Session& s, Worker& cand, TimedRun& run, EvalResult& r) {
   std::this_thread::sleep_for(microseconds(static_cast<long long>(extra_ms * 1000)));
   json empty = batch(s, 1);
   empty["empty"] = true;
-  WorkerReply rep = cand.request(empty, to_ms(s.o.call_timeout_s));
+  WorkerReply rep = cand.request(empty, to_ms(s.call_timeout_s));
   if (apply_candidate_failure(rep, "an empty call", cand.stderr_tail(), r)) return false;
   apply_guard_evidence(rep.body, true, r);
   TimedRun::add_idle(rep.body, run.idle_ms, run.idle_cpu_ms, run.idle_demand_ms);
@@ -340,13 +341,16 @@ std::optional<TimedTry> timed_try(Session& s, Worker& cand, const TimingSettings
 bool measure(Session& s, Worker& cand, EvalResult& r) {
   const EvalOptions& o = s.o;
   TimingSettings ts = timing_settings(o);
-  auto call_timeout = to_ms(o.call_timeout_s);
   TimedRun run;
 
   json warm = batch(s, ts.warmup);
   const double others_before_warmup = cand.process().others_cpu_ms();
-  reference_alone(s, warm, call_timeout * (ts.warmup + 1));
-  WorkerReply cw = cand.request(warm, to_ms(o.build_timeout_s) + call_timeout * ts.warmup);
+  reference_alone(s, warm, to_ms(s.call_timeout_s) * (ts.warmup + 1));
+  // The first calls of a fresh process (re-timing) may compile again (evaluator/call_budget.h).
+  double calls_s = s.call_timeout_s * ts.warmup;
+  json extended_for;
+  WorkerReply cw = first_call(cand, warm, {calls_s, o.build_timeout_s + calls_s}, extended_for);
+  if (!extended_for.is_null()) r.budgets["warmup_extended_for"] = extended_for;
   if (apply_candidate_failure(cw, "warm-up calls", cand.stderr_tail(), r)) return false;
   apply_guard_evidence(cw.body, false, r);
   const json* warm_recs = call_records(warm, cw, r);
@@ -437,7 +441,7 @@ bool measure(Session& s, Worker& cand, EvalResult& r) {
 void attribute(Session& s, Worker& cand, const std::string& candidate_source, EvalResult& r) {
   if (!is_cuda_device(s.o.device)) return;
   json req = {{"op", "profile"}, {"calls", make_calls(s, 3)}};
-  WorkerReply rep = cand.request(req, to_ms(s.o.call_timeout_s) * 4);
+  WorkerReply rep = cand.request(req, to_ms(s.call_timeout_s) * 4);
   if (rep.kind != WorkerReply::Kind::ok || !rep.body.value("ok", false)) {
     r.statistics["attribution"] = {{"skipped", "the profiled calls failed: " + rep.detail}};
     return;

@@ -30,6 +30,7 @@ struct Session {
   Worker* candidate = nullptr;
   bool swarm_seen = false;  // they kept multiplying when told to stop
   double others_settle_ms = 0;  // how long they took to go quiet after the warm-up
+  double call_timeout_s = 0;    // what one call may take (evaluator/call_budget.h)
   // Some case passed against the float64 oracle, not the reference (oracle.h): timed calls that
   // disagree with the reference are judged against the oracle too.
   bool reference_imprecise = false;

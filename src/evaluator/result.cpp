@@ -67,6 +67,7 @@ json EvalResult::to_json() const {
       {"phase_seconds", phase_seconds},
       {"task_lint", task_lint},
       {"build", build},
+      {"budgets", budgets},
       {"infrastructure", infrastructure},
       {"task", {{"path", task_path}, {"sha256", task_hash}}},
       {"candidate", {{"path", candidate_path}, {"sha256", candidate_hash}}},
@@ -93,6 +94,7 @@ EvalResult EvalResult::from_json(const json& j) {
   r.phase_seconds = j.value("phase_seconds", json::object());
   r.task_lint = j.value("task_lint", json::object());
   r.build = j.value("build", json::object());
+  r.budgets = j.value("budgets", json::object());
   r.infrastructure = j.value("infrastructure", json(nullptr));
   if (j.contains("task")) {
     r.task_path = j["task"].value("path", "");

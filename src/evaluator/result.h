@@ -41,6 +41,9 @@ struct EvalResult {
   json phase_seconds = json::object();       // wall time per phase: where an evaluation's time went
   json task_lint = json::object();           // the task's degenerate-task lint (lint/lint.h), if run
   json build = json::object();               // the build service's outcome and which calls it served, if used
+  // The time limits the candidate's calls had: {call_timeout_s, build_timeout_s, call_timeout_source,
+  // first_call_extended_for, ...} (evaluator/call_budget.h); empty when no call ran.
+  json budgets = json::object();
   // Null, or why the machine rather than the candidate ended the evaluation ({"cause", "detail",
   // ...}, evaluator/infrastructure.h): such a result is no verdict and is never stored.
   json infrastructure = nullptr;

@@ -431,6 +431,11 @@ bool Process::owns(pid_t pid) const {
   return false;
 }
 
+std::vector<pid_t> Process::processes() const {
+  if (exit_) return {};
+  return sandboxed() ? sandbox_processes() : process_tree(pid_);
+}
+
 void Process::find_main_pid(int info_fd) {
   // bwrap writes {"child-pid": N} once the namespaces exist; N is the sandbox's init, whose one
   // child becomes the program. A bwrap that fails writes nothing: read_line then reports its exit.

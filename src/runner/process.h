@@ -93,6 +93,8 @@ class Process {
   double others_cpu_ms() const;
   // Whether `pid` is one of the processes of this child's sandbox.
   bool owns(pid_t pid) const;
+  // Every live process of this child: its sandbox's, or its own tree when not sandboxed.
+  std::vector<pid_t> processes() const;
   // Whether `pid` is the program of a live Process of this cudal1 (any lane's worker).
   static bool is_live_program(pid_t pid);
 

@@ -4,13 +4,14 @@
 #include <random>
 
 #include "core/error.h"
+#include "core/format.h"
 #include "runner/cpu_wait.h"
 #include "core/paths.h"
 
 namespace cudal1 {
 
 Worker::Worker(const WorkerSpec& spec)
-    : role_name_(spec.role == WorkerRole::reference ? "reference" : "candidate") {
+    : role_name_(spec.role == WorkerRole::reference ? "reference" : "candidate"), workdir_(spec.workdir) {
   ProcessSpec ps;
   auto script = python_worker_dir() / "cudal1_worker.py";
   ps.argv = {spec.python, "-B", script.string(), role_name_, "--device", spec.device};
@@ -64,13 +65,27 @@ Worker::Worker(const WorkerSpec& spec)
 }
 
 WorkerReply Worker::request(const json& req, std::chrono::milliseconds timeout) {
+  return request(req, timeout, nullptr);
+}
+
+WorkerReply Worker::request(const json& req, std::chrono::milliseconds slice, const KeepWaiting& keep_waiting) {
   WorkerReply reply{WorkerReply::Kind::ok, {}, 0, 0, {}};
   auto delay_before = run_queue_delay_ms(process_->main_pid());
   auto start = std::chrono::steady_clock::now();
+  auto frozen_at_start = member_ ? member_->frozen_for() : std::chrono::nanoseconds(0);
+  auto waited = [&] {
+    auto frozen = member_ ? member_->frozen_for() - frozen_at_start : std::chrono::nanoseconds(0);
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start - frozen);
+  };
   std::string line;
   WaitOutcome outcome = WaitOutcome::exited;
-  if (process_->send_line(req.dump())) outcome = process_->read_line(timeout, line);
-  else process_->kill_all();
+  if (process_->send_line(req.dump())) {
+    outcome = process_->read_line(slice, line);
+    while (outcome == WaitOutcome::timeout && keep_waiting && keep_waiting(waited()))
+      outcome = process_->read_line(slice, line);
+  } else {
+    process_->kill_all();
+  }
   reply.wall_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   auto delay_after = run_queue_delay_ms(process_->main_pid());
@@ -97,10 +112,10 @@ WorkerReply Worker::request(const json& req, std::chrono::milliseconds timeout) 
       }
       break;
     case WaitOutcome::timeout:
+      reply.detail = "no answer to '" + op + "' within " + format_fixed(double(waited().count()) / 1000.0, 1) +
+                     " s; killed";
       process_->kill_all();
       reply.kind = WorkerReply::Kind::timeout;
-      reply.detail = "no answer to '" + op + "' within " +
-                     std::to_string(timeout.count() / 1000.0).substr(0, 6) + " s; killed";
       break;
     case WaitOutcome::exited: {
       auto info = process_->exit_info();

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -54,17 +55,24 @@ class Worker {
   void join(DeviceGate::Member* member);
 
   WorkerReply request(const json& req, std::chrono::milliseconds timeout);
+  // The same, waiting in slices: each time `slice` passes without an answer, `keep_waiting` is
+  // asked, with how long the request has waited (time the worker spent frozen by its gate not
+  // counted); false ends the wait as a timeout.
+  using KeepWaiting = std::function<bool(std::chrono::milliseconds waited)>;
+  WorkerReply request(const json& req, std::chrono::milliseconds slice, const KeepWaiting& keep_waiting);
 
   // Asks the worker to exit, then makes sure everything it started is gone.
   void shutdown();
 
   Process& process() { return *process_; }
+  const std::string& workdir() const { return workdir_; }
   std::string stderr_tail(std::size_t max_bytes = 4000) const;
 
  private:
   std::unique_ptr<Process> process_;
   DeviceGate::Member* member_ = nullptr;
   std::string role_name_;
+  std::string workdir_;
   std::string nonce_;  // every reply must carry it; a forged line does not
 };
 

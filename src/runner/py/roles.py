@@ -6,10 +6,12 @@ import itertools
 import os
 import platform
 import sys
+import time
 
 import torch
 
 import calls
+import compile_report
 import guard
 import loading
 import tensor_io
@@ -27,6 +29,7 @@ _empty = torch.empty
 _manual_seed = torch.manual_seed
 _clone_tb = _TB.clone
 _equal = torch.equal
+_perf_ns = time.perf_counter_ns
 
 
 _task_numbers = itertools.count()  # each loaded task gets a module name of its own
@@ -239,10 +242,14 @@ class Host:
             f = os.path.join(workdir, f"case_{k}.pt")
             torch.save({"inputs": _to_device(dev_inputs, "cpu")}, f)
             self.cases.append((case["init"], dev_inputs))
+            args = _clone(dev_inputs)
+            start = _perf_ns()
             with _no_grad():
-                out = self.models[case["init"]](*_clone(dev_inputs))
+                out = self.models[case["init"]](*args)
             if self.device.type == "cuda":
                 torch.cuda.synchronize()
+            # The parent fits the candidate's call timeout to it (src/evaluator/call_budget.h).
+            call_ms = (_perf_ns() - start) / 1e6
             values = tensor_io.as_list(out)
             if k == 0:
                 # What the empty calls return: outputs of the same shapes, so the fixed cost the
@@ -250,7 +257,7 @@ class Host:
                 self.empty_outputs = [torch.empty_like(v) if _isinstance(v, _Tensor) else v for v in values]
             expected = os.path.join(private, f"expected_{k}.ctf")
             tensor_io.write_values(expected, values)
-            cases.append({"file": f, "init": case["init"], "expected": expected,
+            cases.append({"file": f, "init": case["init"], "expected": expected, "call_ms": call_ms,
                           "outputs": [{"nbytes": v.numel() * v.element_size()}
                                       for v in values if _isinstance(v, _Tensor)]})
         return {"ok": True, "ctor": ctor, "inits": inits, "cases": cases,
@@ -402,6 +409,8 @@ class Host:
         """Runs a batch of calls through calls.Runner. Each call names a case, an optional
         variant seed and a slot. `write` also writes each call's outputs to a file (checking
         calls); `empty` times a call that does nothing (the fixed cost of the loop)."""
+        if self.role == "candidate":
+            compile_report.install_if_dynamo_loaded()
         samples = int(req.get("samples", 0))
         write_dir = req.get("out_dir") if req.get("write") else None
         idle = self.idle.since_stop()
