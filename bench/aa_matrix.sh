@@ -47,7 +47,7 @@ except (OSError, ValueError) as e:
 stats = result.get("statistics", {})
 row.update(status=result.get("status"), accepted=result.get("accepted"),
            candidate=result.get("speedup", {}).get("eager"), candidate_raw=stats.get("raw_speedup"),
-           flags=sorted({f.get("name", "?") for f in result.get("flags", []) if f.get("severity") == "block"}))
+           flags=sorted({f.get("id", "?") for f in result.get("flags", []) if f.get("severity") == "block"}))
 if record["transformation"] == "identity":
     row["baseline"] = 1.0
 else:
