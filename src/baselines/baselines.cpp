@@ -147,11 +147,12 @@ BaselineSet measure_baselines(const BaselineOptions& o) {
   s.env = env;
   for (auto& name : names) {
     const json& r = reply.at("baselines").value(name, json::object());
-    if (r.contains("buckets")) {
-      s.figures.push_back(baseline_figure(name, r["buckets"]));
-      s.figures.back().copied_calls = r.value("copied_calls", 0);
+    if (!r.contains("buckets")) {
+      s.figures.push_back({name, std::nullopt, 0, 0, 0, r.value("unavailable", std::string("not measured"))});
+      continue;
     }
-    else s.figures.push_back({name, std::nullopt, 0, 0, 0, r.value("unavailable", std::string("not measured"))});
+    s.figures.push_back(baseline_figure(name, r["buckets"]));
+    s.figures.back().copied_calls = r.value("copied_calls", 0);
   }
   if (o.store) o.store->save_cached(key, kBaselinesVersion, s.to_json());
   return s;
