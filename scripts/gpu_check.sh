@@ -5,7 +5,8 @@
 # STAGES picks what runs (default "tests bench tasks"; "cuda-corpus" runs only the CUDA-only fixtures, "gpu-unit"
 # only the timing and CUDA graph tests; "builds",
 # "throughput", "baselines", "audit" (BENCH_JSONL) and "enrich" (ENRICH_JSONL) measure the queue, the baselines and CUDA-L1's
-# kernels; "trainer" the trainer's three stages; "optimize"
+# kernels; "aa" the A/A matrix (AA_TASKS: each task's Model as a candidate, plainly and through
+# each baseline's transformation, beside that baseline); "trainer" the trainer's three stages; "optimize"
 # runs the loop with the built-in policy over the suite (and a replay run with REPLAY_JSONL); "lint" lints
 # every row of LINT_JSONL; "solutions" is long: every bundled task's
 # solutions through the evaluator, long, so it runs on its own; SOLUTION_LEVELS="1" or "2 3"
@@ -159,6 +160,17 @@ has throughput && tar -czf "$out/throughput_files.tgz" -C "$scratch/throughput" 
 has baselines && "$bin/cudal1" baselines --device cuda --control $(ls tasks/level1/*.py | head -n "${N_BASELINES:-4}") \
   >"$out/baselines.txt" 2>&1
 
+# 4e'. The A/A matrix (stage aa): each task's own Model evaluated as a candidate, plainly and
+# through each baseline's transformation, beside the baseline itself (bench/aa_matrix.sh). The
+# default tasks are one of each kind: elementwise (level1/23_silu), reduction (level1/15_sum_dim),
+# norm (level1/21_rms_norm), matmul (level1/01_matmul_square), conv (level1/09_conv2d) and a
+# level-3 model (level3/02_resnet_basic_block).
+if has aa; then
+  aa_tasks=${AA_TASKS:-tasks/level1/23_silu.py tasks/level1/15_sum_dim.py tasks/level1/21_rms_norm.py tasks/level1/01_matmul_square.py tasks/level1/09_conv2d.py tasks/level3/02_resnet_basic_block.py}
+  bench/aa_matrix.sh "$bin/cudal1" cuda "$scratch/aa" $aa_tasks >"$out/aa.txt" 2>"$out/aa_progress.txt"
+  cp "$scratch/aa/aa_matrix.jsonl" "$out/aa_matrix.jsonl"
+fi
+
 # 4f. A CUDA-L1 file scored (stage audit: the file BENCH_JSONL names; BENCH_LIMIT rows, BENCH_LANES
 # lanes), with its HTML report. Resumable across machines: its store (results, baselines, the seal's
 # key) comes back as bench_state.tgz, and BENCH_RESTORE=that file puts it back on a fresh machine.
@@ -275,4 +287,4 @@ if has tests || has cuda-corpus || has gpu-unit; then
   echo
 fi
 if [ -s "$CUDAL1_CORPUS_LOG" ]; then python3 bench/corpus_table.py "$CUDAL1_CORPUS_LOG"; echo; fi
-for f in tasks_sol.txt solutions.txt bench.txt lint.txt builds.txt baselines.txt bench_cuda_l1.txt throughput.txt enrich.txt optimize_builtin.txt optimize_replay.txt trainer.txt; do [ -s "$out/$f" ] && { cat "$out/$f"; echo; }; done
+for f in tasks_sol.txt solutions.txt bench.txt lint.txt builds.txt baselines.txt aa.txt bench_cuda_l1.txt throughput.txt enrich.txt optimize_builtin.txt optimize_replay.txt trainer.txt; do [ -s "$out/$f" ] && { cat "$out/$f"; echo; }; done

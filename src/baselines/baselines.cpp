@@ -33,7 +33,8 @@ json BaselineSet::to_json() const {
   json figs = json::object();
   for (auto& f : figures) {
     if (f.ratio)
-      figs[f.name] = {{"ratio", *f.ratio}, {"eager_ms", f.eager_ms}, {"baseline_ms", f.baseline_ms}, {"spread", f.spread}};
+      figs[f.name] = {{"ratio", *f.ratio}, {"eager_ms", f.eager_ms}, {"baseline_ms", f.baseline_ms}, {"spread", f.spread},
+                      {"copied_calls", f.copied_calls}};
     else
       figs[f.name] = {{"unavailable", f.unavailable}};
   }
@@ -47,7 +48,7 @@ BaselineSet BaselineSet::from_json(const json& j) {
   const json figs = j.value("figures", json::object());  // named: items() of a temporary would dangle
   for (auto& [name, f] : figs.items()) {
     BaselineFigure b{name, std::nullopt, f.value("eager_ms", 0.0), f.value("baseline_ms", 0.0), f.value("spread", 0.0),
-                     f.value("unavailable", std::string())};
+                     f.value("unavailable", std::string()), f.value("copied_calls", 0)};
     if (f.contains("ratio")) b.ratio = f["ratio"].get<double>();
     s.figures.push_back(b);
   }
@@ -76,7 +77,7 @@ namespace {
 
 // Everything a cached figure depends on.
 std::string cache_key(const std::string& task_hash, const json& env, const std::vector<std::string>& names,
-                      const BaselineOptions& o) {
+                      const TimingSettings& ts) {
   json parts = {{"task", task_hash},
                 {"device_name", env.value("device_name", "")},
                 {"driver", env.value("driver", json(nullptr))},
@@ -85,8 +86,10 @@ std::string cache_key(const std::string& task_hash, const json& env, const std::
                 {"python", env.value("python", "")},
                 {"protocol", kProtocolVersion},
                 {"names", names},
-                {"buckets", o.buckets},
-                {"calls", o.calls}};
+                {"buckets", ts.buckets},
+                {"calls", ts.calls},
+                {"warmup", ts.warmup},
+                {"settle", ts.settle}};
   return "baselines:" + sha256_hex(parts.dump());
 }
 
@@ -97,9 +100,10 @@ BaselineSet measure_baselines(const BaselineOptions& o) {
     throw Error(ErrorKind::input, "no task file " + o.task_path, "check the path");
   std::vector<std::string> names = o.names.empty() ? baseline_names() : o.names;
   std::string task_hash = sha256_hex(read_file(o.task_path));
+  const TimingSettings ts = timing_settings(is_cuda_device(o.device), o.buckets, o.calls, o.warmup);
   auto from_cache = [&](const json& env) -> std::optional<BaselineSet> {
     if (!o.store) return std::nullopt;
-    auto hit = o.store->find_cached(cache_key(task_hash, env, names, o), kBaselinesVersion);
+    auto hit = o.store->find_cached(cache_key(task_hash, env, names, ts), kBaselinesVersion);
     if (!hit) return std::nullopt;
     BaselineSet s = BaselineSet::from_json(*hit);
     s.from_cache = true;
@@ -131,9 +135,9 @@ BaselineSet measure_baselines(const BaselineOptions& o) {
       return *s;
     }
   }
-  std::string key = cache_key(task_hash, env, names, o);
+  std::string key = cache_key(task_hash, env, names, ts);
   json req = {{"op", "baselines_prepare"}, {"task", fs::absolute(o.task_path).string()}, {"names", names},
-              {"buckets", o.buckets}, {"calls", o.calls}};
+              {"buckets", ts.buckets}, {"calls", ts.calls}, {"warmup", ts.warmup}, {"settle", ts.settle}};
   reference_call(worker, req, timeout, o.task_path);
   if (o.before_timing) o.before_timing();
   req["op"] = "baselines_time";
@@ -143,8 +147,12 @@ BaselineSet measure_baselines(const BaselineOptions& o) {
   s.env = env;
   for (auto& name : names) {
     const json& r = reply.at("baselines").value(name, json::object());
-    if (r.contains("buckets")) s.figures.push_back(baseline_figure(name, r["buckets"]));
-    else s.figures.push_back({name, std::nullopt, 0, 0, 0, r.value("unavailable", std::string("not measured"))});
+    if (!r.contains("buckets")) {
+      s.figures.push_back({name, std::nullopt, 0, 0, 0, r.value("unavailable", std::string("not measured"))});
+      continue;
+    }
+    s.figures.push_back(baseline_figure(name, r["buckets"]));
+    s.figures.back().copied_calls = r.value("copied_calls", 0);
   }
   if (o.store) o.store->save_cached(key, kBaselinesVersion, s.to_json());
   return s;

@@ -21,7 +21,7 @@ namespace cudal1 {
 class Store;
 
 // Bumped whenever a change can alter a figure: cached baselines of another version are not used.
-inline constexpr const char* kBaselinesVersion = "baselines/1";
+inline constexpr const char* kBaselinesVersion = "baselines/2";
 
 // The names, in the order reports show them.
 const std::vector<std::string>& baseline_names();
@@ -32,6 +32,9 @@ struct BaselineFigure {
   double eager_ms = 0, baseline_ms = 0;  // medians over all buckets
   double spread = 0;            // (q75 - q25) / median of the bucket ratios
   std::string unavailable;      // why not, when ratio is empty
+  // Timed calls that came with inputs the baseline was not prepared for (cuda_graph: buffers it
+  // has no graph of, so they were copied into a graph's static inputs inside the call).
+  int copied_calls = 0;
 };
 
 struct BaselineSet {
@@ -48,7 +51,9 @@ struct BaselineOptions {
   std::string device = "cpu";
   std::string python;          // empty: find_python()
   std::vector<std::string> names;  // empty: baseline_names()
-  int buckets = 5, calls = 10;
+  // 0: as the evaluator times a candidate on this device (evaluator/timing.h), settle calls
+  // included, so a baseline's ratio and a candidate's speedup are measured alike.
+  int buckets = 0, calls = 0, warmup = 0;
   double timeout_s = 1800;     // torch.compile of a large model takes minutes
   Store* store = nullptr;      // cache; null: measured every time
   // The worker environment (runner/py roles.py `env`) when the caller already has it from a

@@ -18,7 +18,7 @@ struct BaselinesArgs {
   std::vector<std::string> tasks;
   std::string device = "cpu", db, python;
   bool json_out = false, no_store = false, control = false;
-  int buckets = 5, calls = 10;
+  int buckets = 0, calls = 0;  // 0: as the evaluator times candidates
 };
 
 void run_baselines(const BaselinesArgs& a) {
@@ -57,8 +57,8 @@ void register_baselines(CLI::App& app) {
                                               "graph replay and cuDNN autotuning (ratios to eager, cached per task and machine)");
   cmd->add_option("tasks", args->tasks, "KernelBench task files or suite names (level1/28_log_softmax, log_softmax)")->required();
   cmd->add_option("-d,--device", args->device, "cpu, cuda or cuda:N")->capture_default_str();
-  cmd->add_option("--buckets", args->buckets, "paired buckets per baseline")->capture_default_str();
-  cmd->add_option("--calls", args->calls, "timed calls per side and bucket")->capture_default_str();
+  cmd->add_option("--buckets", args->buckets, "paired buckets per baseline (default: as candidates are timed, 7 on CUDA, 5 on CPU)");
+  cmd->add_option("--calls", args->calls, "timed calls per side and bucket (default: as candidates are timed, 20 on CUDA, 8 on CPU)");
   cmd->add_flag("--control", args->control, "also time eager against itself: the noise floor of these ratios");
   cmd->add_option("--db", args->db, "SQLite store (default $CUDAL1_DB or ~/.cache/cudal1/results.db)");
   cmd->add_flag("--no-store", args->no_store, "neither read nor write the cache");

@@ -226,6 +226,7 @@ void add_baselines(const EvalOptions& o, const std::string& python, const json& 
     BaselineOptions bo;
     bo.task_path = o.task_path, bo.device = o.device, bo.python = python, bo.store = o.cache_store, bo.env = env;
     bo.names = o.baseline_names;
+    bo.buckets = o.buckets, bo.calls = o.calls_per_bucket, bo.warmup = o.warmup;  // timed as the candidate was
     bo.hidden = hidden_from_sandboxes(o);
     bo.before_timing = std::move(before_timing);
     BaselineSet b = measure_baselines(bo);

@@ -22,19 +22,14 @@ namespace cudal1 {
 
 namespace {
 
-constexpr int kSettle = 2;  // untimed first calls of each batch: the other context just had the GPU
+// Untimed first calls of each batch (the other context just had the GPU): the baselines settle
+// as many (evaluator/timing.h).
+const int kSettle = timing_settings(false).settle;
 
 milliseconds to_ms(double s) { return milliseconds(static_cast<long long>(s * 1000)); }
 
-struct TimingSettings {
-  int buckets, calls, warmup;
-};
-
-TimingSettings timing_settings(const EvalOptions& o) {
-  bool cuda = is_cuda_device(o.device);
-  return {o.buckets > 0 ? o.buckets : (cuda ? 7 : 5),
-          o.calls_per_bucket > 0 ? o.calls_per_bucket : (cuda ? 20 : 8),
-          o.warmup > 0 ? o.warmup : (cuda ? 10 : 3)};
+TimingSettings settings_of(const EvalOptions& o) {
+  return cudal1::timing_settings(is_cuda_device(o.device), o.buckets, o.calls_per_bucket, o.warmup);
 }
 
 // A call whose outputs were sampled, waiting for the reference to check it.
@@ -340,7 +335,7 @@ std::optional<TimedTry> timed_try(Session& s, Worker& cand, const TimingSettings
 
 bool measure(Session& s, Worker& cand, EvalResult& r) {
   const EvalOptions& o = s.o;
-  TimingSettings ts = timing_settings(o);
+  TimingSettings ts = settings_of(o);
   TimedRun run;
 
   json warm = batch(s, ts.warmup);

@@ -15,6 +15,10 @@ double quantile(std::vector<double> v, double q) {
   return v[lo] * (1 - frac) + v[hi] * frac;
 }
 
+TimingSettings timing_settings(bool cuda, int buckets, int calls, int warmup) {
+  return {buckets > 0 ? buckets : (cuda ? 7 : 5), calls > 0 ? calls : (cuda ? 20 : 8), warmup > 0 ? warmup : (cuda ? 10 : 3), 2};
+}
+
 double median(std::vector<double> v) { return quantile(std::move(v), 0.5); }
 
 double conservative_speedup(double raw, double q25, double q75) {

@@ -13,6 +13,16 @@
 
 namespace cudal1 {
 
+// How a timed comparison runs, the same for a candidate against eager and for a baseline against
+// eager, so their figures can be set side by side: warm-up calls before the first bucket, then
+// per bucket and side `settle` untimed calls (the other side just had the device) and `calls`
+// timed ones. A setting of 0 takes the default: 7 buckets of 20 calls after 10 warm-up calls on
+// CUDA, 5 of 8 after 3 on the host; always 2 settle calls.
+struct TimingSettings {
+  int buckets, calls, warmup, settle;
+};
+TimingSettings timing_settings(bool cuda, int buckets = 0, int calls = 0, int warmup = 0);
+
 double median(std::vector<double> v);
 double quantile(std::vector<double> v, double q);  // linear interpolation, q in [0, 1]
 

@@ -3,16 +3,22 @@
 Runs in the TRUSTED reference worker only. Each baseline is the task's own Model, made faster
 by a mechanical means that keeps its meaning:
 - compile_default: torch.compile(model)
-- compile_reduce_overhead: torch.compile(model, mode="reduce-overhead")
-- cuda_graph: the model captured once in a CUDA graph over static input buffers; each call copies
-  its inputs into those buffers and replays the graph (what CUDA-L1's enriched tasks do by hand)
+- compile_reduce_overhead: torch.compile(model, mode="reduce-overhead"), the timer's input
+  buffers marked as static addresses so its CUDA graphs read them in place
+- cuda_graph: one CUDA graph per input buffer set, each captured over that set's own tensors; a
+  call with one of those sets only replays its graph (inputs of any other address are copied
+  into a graph's static inputs first, and counted)
 - cudnn_autotune: eager with torch.backends.cudnn.benchmark on
 A baseline that cannot be built here, or whose outputs differ from eager's, is reported as
 unavailable with the reason. Each one is timed against eager in paired buckets (the order
-alternating), so the parent gets ratios whose drift cancels out.
+alternating) with the candidate's settings (warm-up, calls and settle calls per bucket, buffer
+sets), so the parent gets ratios whose drift cancels out and that compare with a candidate's.
+Everything but the call itself (building, compiling, capturing, filling the buffers) happens
+before the timing.
 """
 import torch
 
+from calls import SLOTS
 from timing import Timer
 
 NAMES = ["compile_default", "compile_reduce_overhead", "cuda_graph", "cudnn_autotune"]
@@ -41,35 +47,74 @@ def _difference(expected, got):
     return ""
 
 
-def _compile(model, mode):
+def _mark_static(buffers):
+    """Tells dynamo the buffers' tensors keep their addresses (torch 2.x). Without it,
+    reduce-overhead's CUDA graphs copy every input into static memory inside each call, a cost
+    neither eager nor a hand-made graph replay pays; with it, each buffer set gets a graph that
+    reads it in place (dynamo guards on the tensor, so each set compiles once). An older torch
+    without the call keeps the copies."""
+    try:
+        import torch._dynamo as dynamo
+    except ImportError:
+        return
+    mark = getattr(dynamo, "mark_static_address", None)
+    if mark is None:
+        return
+    for slot in buffers:
+        for v in slot:
+            if isinstance(v, torch.Tensor):
+                mark(v)
+
+
+def _compile(model, mode, buffers):
     if not hasattr(torch, "compile"):
         raise RuntimeError(f"torch {torch.__version__} has no torch.compile")
-    return torch.compile(model) if mode is None else torch.compile(model, mode=mode)
+    if mode is None:
+        return torch.compile(model)
+    if mode == "reduce-overhead":
+        _mark_static(buffers)
+    return torch.compile(model, mode=mode)
 
 
-def _cuda_graph(model, inputs, device):
-    """A callable replaying `model` captured over static copies of `inputs`."""
-    if device.type != "cuda":
-        raise RuntimeError("CUDA graphs need a CUDA device")
-    static_in = [v.clone() if isinstance(v, torch.Tensor) else v for v in inputs]
-    side = torch.cuda.Stream(device)
-    side.wait_stream(torch.cuda.current_stream(device))
-    with torch.cuda.stream(side), torch.no_grad():
-        for _ in range(3):  # warm-up off the capture: lazy initialisation, cuBLAS workspaces
-            model(*static_in)
-    torch.cuda.current_stream(device).wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph), torch.no_grad():
-        static_out = model(*static_in)
+def _key(args):
+    """What names one buffer set: its tensors' addresses and shapes."""
+    return tuple((v.data_ptr(), v.shape) if isinstance(v, torch.Tensor) else None for v in args)
 
-    def replay(*args):
-        for dst, src in zip(static_in, args):
-            if isinstance(dst, torch.Tensor):
-                dst.copy_(src)
-        graph.replay()
-        return static_out
 
-    return replay
+class _GraphPerBuffer:
+    """`model` captured in one CUDA graph per buffer set, over that set's own tensors, so a call
+    with a set replays and copies nothing. Inputs at other addresses are copied into the first
+    set's graph inputs before its replay (correct, but the copy is then timed): counted in
+    `copied_calls`."""
+
+    def __init__(self, model, buffers, device):
+        if device.type != "cuda":
+            raise RuntimeError("CUDA graphs need a CUDA device")
+        self.copied_calls = 0
+        side = torch.cuda.Stream(device)
+        side.wait_stream(torch.cuda.current_stream(device))
+        with torch.cuda.stream(side), torch.no_grad():
+            for _ in range(3):  # warm-up off the capture: lazy initialisation, cuBLAS workspaces
+                model(*buffers[0])
+        torch.cuda.current_stream(device).wait_stream(side)
+        self.graphs = {}  # _key of a set -> (graph, the set, its static outputs)
+        for slot in buffers:
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph), torch.no_grad():
+                out = model(*slot)
+            self.graphs[_key(slot)] = (graph, slot, out)
+        self.first = self.graphs[_key(buffers[0])]
+
+    def __call__(self, *args):
+        entry = self.graphs.get(_key(args))
+        if entry is None:
+            self.copied_calls += 1
+            entry = self.first
+            for dst, src in zip(entry[1], args):
+                if isinstance(dst, torch.Tensor):
+                    dst.copy_(src)
+        entry[0].replay()
+        return entry[2]
 
 
 class _CudnnBenchmark:
@@ -89,13 +134,13 @@ class _CudnnBenchmark:
             torch.backends.cudnn.benchmark = before
 
 
-def _build(name, model, inputs, device):
+def _build(name, model, buffers, device):
     if name == "compile_default":
-        return _compile(model, None)
+        return _compile(model, None, buffers)
     if name == "compile_reduce_overhead":
-        return _compile(model, "reduce-overhead")
+        return _compile(model, "reduce-overhead", buffers)
     if name == "cuda_graph":
-        return _cuda_graph(model, inputs, device)
+        return _GraphPerBuffer(model, buffers, device)
     if name == "cudnn_autotune":
         return _CudnnBenchmark(model, device)
     if name == "eager_control":  # eager against itself: the noise floor of these ratios
@@ -103,12 +148,31 @@ def _build(name, model, inputs, device):
     raise ValueError(f"unknown baseline {name!r}")
 
 
-def prepare(model, inputs, device, names, warmup=3):
-    """Everything before timing: each baseline built (compiled, captured), checked against eager
-    and warmed up. Needs the device but not to itself, so it overlaps other evaluations' work.
-    Returns the state `time_prepared` takes."""
+def _check(fast, buffers, expected, timer):
+    """'' when `fast` matches eager on every buffer set, else what differs. A baseline with a
+    path for inputs at other addresses (a graph replay's copy) is checked on such inputs too,
+    then its count of copied calls starts again at 0."""
+    sets = list(buffers)
+    if hasattr(fast, "copied_calls"):
+        sets.append([v.clone() if isinstance(v, torch.Tensor) else v for v in buffers[0]])
+    for args in sets:
+        with torch.no_grad():
+            got = fast(*args)
+        timer.sync()
+        problem = _difference(expected, got)
+        if problem:
+            return problem
+    if hasattr(fast, "copied_calls"):
+        fast.copied_calls = 0
+    return ""
+
+
+def prepare(model, inputs, device, names, warmup=3, slots=SLOTS):
+    """Everything before timing: the buffer sets filled, each baseline built (compiled,
+    captured), checked against eager and warmed up. Needs the device but not to itself, so it
+    overlaps other evaluations' work. Returns the state `time_prepared` takes."""
     timer = Timer(device)
-    buffers = [[v.clone() if isinstance(v, torch.Tensor) else v for v in inputs] for _ in range(2)]
+    buffers = [[v.clone() if isinstance(v, torch.Tensor) else v for v in inputs] for _ in range(slots)]
     with torch.no_grad():
         expected = model(*buffers[0])
     timer.sync()
@@ -116,11 +180,8 @@ def prepare(model, inputs, device, names, warmup=3):
     ready, out = {}, {}
     for name in names:
         try:
-            fast = _build(name, model, buffers[0], device)
-            with torch.no_grad():
-                got = fast(*buffers[1])  # other buffers than the capture's: replays must copy
-            timer.sync()
-            problem = _difference(expected, got)
+            fast = _build(name, model, buffers, device)
+            problem = _check(fast, buffers, expected, timer)
             if problem:
                 out[name] = {"unavailable": problem}
                 continue
@@ -131,23 +192,25 @@ def prepare(model, inputs, device, names, warmup=3):
     return {"timer": timer, "model": model, "buffers": buffers, "ready": ready, "out": out, "names": list(names)}
 
 
-def time_prepared(state, buckets=5, calls=10):
-    """{name: {"buckets": [[eager_ms, baseline_ms], ...]} or {"unavailable": why}}: medians per
-    bucket, eager and the baseline alternating which goes first. Wants the device to itself."""
+def time_prepared(state, buckets=5, calls=10, settle=2):
+    """{name: {"buckets": [[eager_ms, baseline_ms], ...], "copied_calls": n} or {"unavailable":
+    why}}: medians per bucket, eager and the baseline alternating which goes first, each side
+    `settle` untimed calls then `calls` timed ones, as the evaluator times a candidate. Wants
+    the device to itself."""
     timer, model, buffers, out = state["timer"], state["model"], state["buffers"], dict(state["out"])
     for name, fast in state["ready"].items():
         pairs = []
         for b in range(buckets):
             medians = [0.0, 0.0]  # eager, baseline
             for side in ((0, 1) if b % 2 == 0 else (1, 0)):
-                dev_ms, _, _ = timer.run(fast if side else model, buffers, calls, settle=1)
+                dev_ms, _, _ = timer.run(fast if side else model, buffers, calls, settle=settle)
                 dev_ms.sort()
                 medians[side] = dev_ms[len(dev_ms) // 2]
             pairs.append(medians)
-        out[name] = {"buckets": pairs}
+        out[name] = {"buckets": pairs, "copied_calls": getattr(fast, "copied_calls", 0)}
     return {n: out[n] for n in state["names"] if n in out}
 
 
-def measure(model, inputs, device, names, buckets=5, calls=10, warmup=3):
+def measure(model, inputs, device, names, buckets=5, calls=10, warmup=3, settle=2):
     """prepare, then time_prepared, in one go."""
-    return time_prepared(prepare(model, inputs, device, names, warmup), buckets, calls)
+    return time_prepared(prepare(model, inputs, device, names, warmup), buckets, calls, settle)

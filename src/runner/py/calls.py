@@ -37,6 +37,9 @@ _randperm = torch.randperm
 _randint = torch.randint
 _Generator = torch.Generator
 
+# Input buffer sets a model's calls rotate over (timed baselines rotate over as many).
+SLOTS = 4
+
 
 def variant(values, seed):
     """Case values made into a problem never computed before: each tensor permuted along its
@@ -244,7 +247,7 @@ class ThreadWatch:
 class Runner:
     """Runs calls of one model on one device the same way whatever the call is for."""
 
-    def __init__(self, device, timer, slots=4):
+    def __init__(self, device, timer, slots=SLOTS):
         self.device = device
         self.timer = timer
         self.slot_count = slots

@@ -53,6 +53,10 @@ _CLASS_HOOKS = ["__getattribute__", "__getattr__", "__setattr__"]
 _INTROSPECTION = {"gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys._getframe",
                   "sys._current_frames"}
 _FRAME_ATTRS = {"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back"}
+# Every event the hook may act on. The hook runs on EVERY audit event of the process (imports,
+# compiles, opens, torch.compile's and Triton's own), and inside timed calls too: anything else
+# must cost one set lookup and nothing more.
+_WATCHED_EVENTS = frozenset(_INTROSPECTION | {"object.__getattr__", "open"})
 
 _events = []
 _state = {"candidate": None, "busy": False}
@@ -248,24 +252,36 @@ def _other_process_entry(path):
     System-wide entries (/proc/sys, /proc/cpuinfo, /proc/meminfo, /proc/driver) describe the
     machine, not the harness: libraries read them for their own reasons (torch.compile's cache
     key reads /proc/sys/kernel/random/boot_id)."""
-    if not isinstance(path, (str, bytes)):
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    elif not isinstance(path, str):
         return False
-    path = os.path.normpath(os.fsdecode(path))
-    parts = path.split("/")
+    if "proc" not in path:  # normpath only drops components: every /proc path still names it
+        return False
+    parts = os.path.normpath(path).split("/")
     return len(parts) > 2 and parts[1] == "proc" and parts[2].isdigit() and parts[2] != _pid
 
 
-def _hook(event, args):
-    if _state["candidate"] is None or _state["busy"]:
+def _hook(event, args, _watched=_WATCHED_EVENTS):
+    # The cheap tests first, and nothing else for an event that is not one of ours: every open
+    # of a file, import and compile in the process (torch.compile's and Triton's among them)
+    # comes through here.
+    if event not in _watched or _state["busy"] or _state["candidate"] is None:
         return
-    interesting = event in _INTROSPECTION or \
-        (event == "object.__getattr__" and len(args) > 1 and args[1] in _FRAME_ATTRS) or \
-        (event == "open" and _other_process_entry(args[0]))
-    if not interesting:
-        return
+    if event == "open":
+        if not _other_process_entry(args[0]):
+            return
+    elif event == "object.__getattr__":
+        if len(args) < 2 or args[1] not in _FRAME_ATTRS:
+            return
+    _record(event, args)
+
+
+def _record(event, args):
+    """Notes an introspection event when candidate code asked for it (any such open counts)."""
     _state["busy"] = True
     try:
-        caller = _getframe(1)
+        caller = _getframe(2)
         if event == "open" or _candidate_caller(caller):
             detail = args[1] if event == "object.__getattr__" else (args[0] if event == "open" else "")
             if len(_events) < 100:

@@ -329,7 +329,7 @@ class Host:
         if state is None:
             return {"ok": False, "error": "protocol", "message": "baselines_time before baselines_prepare"}
         self.baselines_state = None
-        figures = baselines.time_prepared(state, req.get("buckets", 5), req.get("calls", 10))
+        figures = baselines.time_prepared(state, req.get("buckets", 5), req.get("calls", 10), req.get("settle", 2))
         return {"ok": True, "baselines": figures, "env": environment(self.device)}
 
     def op_eager_time(self, req):
