@@ -1,7 +1,5 @@
 #include "evaluator/measure.h"
 
-#include "evaluator/oracle.h"
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>

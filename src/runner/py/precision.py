@@ -82,39 +82,47 @@ def _on_host(values):
     return [v.to("cpu") if _isinstance(v, _Tensor) else v for v in values]
 
 
-def on_device_or_host(step, model, values, dtype=None, host_steps=None, name=""):
-    """step(model copy or model, values) on the device; where the device runs out of memory,
-    again on the host with host copies (dtype: the copy's dtype), `name` added to host_steps."""
+def _device_or_host(on_device, on_host, host_steps, name):
+    """on_device(); where the device runs out of memory, on_host() instead, `name` added to
+    host_steps."""
     try:
-        return step(model, values)
+        return on_device()
     except Exception as e:  # noqa: BLE001 — only running out of device memory is retried
         if not _out_of_memory(e):
             raise
     _release()
     if host_steps is not None:
         host_steps.append(name)
-    return step(_host_copy(model, dtype), _on_host(values))
+    return on_host()
 
 
-def oracle_model(model):
+def on_device_or_host(step, model, values, dtype=None, host_steps=None, name=""):
+    """step(model, values) on the device; where the device runs out of memory, again on the host
+    with host copies (dtype: the model copy's dtype), `name` added to host_steps."""
+    return _device_or_host(lambda: step(model, values), lambda: step(_host_copy(model, dtype), _on_host(values)),
+                           host_steps, name)
+
+
+def oracle_model(model, host_steps=None):
     """The task's model in float64: the oracle every rung and candidate is measured against. On
     the host when the device has no room for it."""
-    try:
-        return copy.deepcopy(model).double()
-    except Exception as e:  # noqa: BLE001
-        if not _out_of_memory(e):
-            raise
-    _release()
-    return _host_copy(model, torch.float64)
+    return _device_or_host(lambda: copy.deepcopy(model).double(), lambda: _host_copy(model, torch.float64),
+                           host_steps, "oracle model")
 
 
 def oracle_outputs(oracle, values, host_steps=None):
     """The oracle's outputs on `values` (cast to float64); raises where the task has no float64
     kernels. Runs where the oracle model lives, or on the host where the device is full."""
-    if next(oracle.parameters(), None) is not None and next(oracle.parameters()).device.type == "cpu":
+    first = next(oracle.parameters(), None)
+    if first is not None and first.device.type == "cpu":
         values = _on_host(values)
     return on_device_or_host(lambda m, v: _run(m, _clone(v, torch.float64)), oracle, values, torch.float64,
                              host_steps, "oracle")
+
+
+def no_float64(e):
+    """The reply for a task whose model cannot run in float64: no oracle, and no ladder."""
+    return {"ok": True, "skipped": f"the task does not run in float64: {type(e).__name__}: {str(e)[:200]}"}
 
 
 def _device_type(values):
@@ -135,9 +143,9 @@ def _cast_step(dtype):
 def ladder(model, values, device, oracle_file):
     host_steps = []
     try:
-        oracle = oracle_outputs(oracle_model(model), values, host_steps)
+        oracle = oracle_outputs(oracle_model(model, host_steps), values, host_steps)
     except Exception as e:  # noqa: BLE001 — a task without float64 kernels has no ladder
-        return {"ok": True, "skipped": f"the task does not run in float64: {type(e).__name__}: {str(e)[:200]}"}
+        return no_float64(e)
     tensor_io.write_values(oracle_file, oracle)
     rungs = {"as_run": _rel_error(on_device_or_host(lambda m, v: _run(m, _clone(v)), model, values, None,
                                                     host_steps, "as_run"), oracle)}

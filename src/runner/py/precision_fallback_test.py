@@ -41,6 +41,25 @@ class LadderOnAFullDevice(unittest.TestCase):
         self.assertGreater(os.path.getsize(self.oracle_file), 16 * 8 * 8)  # 16x8 float64 values and a header
         self.assertLess(reply["rungs"]["as_run"][0], 1e-6)  # float32 against a true float64 oracle
 
+    def test_an_oracle_model_without_room_is_made_on_the_host(self):
+        FullDevice.fail_once = set()
+        deepcopy = precision.copy.deepcopy
+        refused = []
+
+        def full_once(obj, memo=None):
+            if memo is None and not refused:  # the device copy; the host copy passes a memo
+                refused.append(obj)
+                raise _OOM("CUDA out of memory. Tried to allocate 2.00 GiB")
+            return deepcopy(obj, memo)
+
+        precision.copy.deepcopy = full_once
+        try:
+            reply = precision.ladder(FullDevice(), self.values, torch.device("cpu"), self.oracle_file)
+        finally:
+            precision.copy.deepcopy = deepcopy
+        self.assertEqual(reply["on_host"], ["oracle model"])
+        self.assertLess(reply["rungs"]["as_run"][0], 1e-6)
+
     def test_a_reduced_rung_is_taken_on_the_host_not_dropped(self):
         FullDevice.fail_once = {torch.bfloat16}
         reply = precision.ladder(FullDevice(), self.values, torch.device("cpu"), self.oracle_file)
