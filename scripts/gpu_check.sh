@@ -167,8 +167,8 @@ has baselines && "$bin/cudal1" baselines --device cuda --control $(ls tasks/leve
 # level-3 model (level3/02_resnet_basic_block).
 if has aa; then
   aa_tasks=${AA_TASKS:-tasks/level1/23_silu.py tasks/level1/15_sum_dim.py tasks/level1/21_rms_norm.py tasks/level1/01_matmul_square.py tasks/level1/09_conv2d.py tasks/level3/02_resnet_basic_block.py}
-  bench/aa_matrix.sh "$bin/cudal1" cuda "$scratch/aa" $aa_tasks >"$out/aa.txt" 2>"$out/aa_progress.txt"
-  cp "$scratch/aa/aa_matrix.jsonl" "$out/aa_matrix.jsonl"
+  # Rows are written under $out as they come, so a call cut short still brings back those done.
+  bench/aa_matrix.sh "$bin/cudal1" cuda "$out/aa" $aa_tasks >"$out/aa.txt" 2>"$out/aa_progress.txt"
 fi
 
 # 4f. A CUDA-L1 file scored (stage audit: the file BENCH_JSONL names; BENCH_LIMIT rows, BENCH_LANES
