@@ -21,6 +21,7 @@
 
 #include <cerrno>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -78,6 +79,52 @@ bool make_dirs(char* path, std::size_t prefix) {
   return mkdir(path, 0755) == 0 || errno == EEXIST;
 }
 
+// The step a child failed at, sent with its errno through the status pipe: a child that cannot
+// give up what it must not keep, or cannot get where it must run, never runs (it fails closed).
+enum class ChildStep : int { switch_uid, bounding_set, no_new_privs, capabilities, chdir, seccomp, exec };
+
+const char* child_step_name(int step) {
+  switch (ChildStep(step)) {
+    case ChildStep::switch_uid: return "switching to the sandbox's uid";
+    case ChildStep::bounding_set: return "emptying the capability bounding set";
+    case ChildStep::no_new_privs: return "setting no_new_privs";
+    case ChildStep::capabilities: return "dropping its capabilities";
+    case ChildStep::chdir: return "entering its working folder";
+    case ChildStep::seccomp: return "loading the seccomp filter";
+    case ChildStep::exec: return "exec";
+  }
+  return "starting";
+}
+
+struct ChildFailure {
+  int step = 0, error = 0;
+};
+
+[[noreturn]] void child_fails(int status_w, ChildStep step) {
+  ChildFailure f{int(step), errno};
+  (void)!write(status_w, &f, sizeof f);
+  _exit(127);
+}
+
+// Whether this process may change the bounding set. Without CAP_SETPCAP it cannot (EPERM), and
+// need not: no_new_privs and an empty permitted set keep execve from granting anything.
+bool holds_setpcap() {
+  struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+  struct __user_cap_data_struct data[2] = {};
+  if (syscall(SYS_capget, &hdr, data) != 0) return true;  // unknown: a failed drop then fails closed
+  return (data[CAP_SETPCAP / 32].effective >> (CAP_SETPCAP % 32)) & 1u;
+}
+
+// The highest capability this kernel knows: dropping one above it fails with EINVAL.
+int last_capability() {
+  int last = CAP_LAST_CAP;
+  if (FILE* f = std::fopen("/proc/sys/kernel/cap_last_cap", "r")) {
+    if (std::fscanf(f, "%d", &last) != 1) last = CAP_LAST_CAP;
+    std::fclose(f);
+  }
+  return last;
+}
+
 // What the child does besides exec, all decided before fork().
 struct ChildSetup {
   pid_t parent = 0;          // the parent-death signal is armed only while this is our parent
@@ -88,6 +135,8 @@ struct ChildSetup {
   bool switch_uid = false;
   rlim_t nproc = 0;          // RLIMIT_NPROC for that uid; 0: unchanged
   sock_fprog filter{};       // the seccomp program, loaded last
+  bool may_drop_bounding_set = true;  // holds CAP_SETPCAP (holds_setpcap())
+  int last_cap = 63;         // the kernel's highest capability number (/proc/sys/kernel/cap_last_cap)
 };
 
 // The child side of fork(): only async-signal-safe calls from here to execve.
@@ -157,37 +206,26 @@ struct ChildSetup {
   bool drop = (spec.limits.drop_privileges && cs.sandbox_fds[0] < 0) || cs.fallback;  // bwrap needs them to build the sandbox
   // Root regains every capability in the bounding set at execve, so empty that set too, while
   // CAP_SETPCAP is still held.
-  if (drop)
-    for (int cap = 0; cap <= 63; ++cap) prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
+  if (drop && cs.may_drop_bounding_set)
+    for (int cap = 0; cap <= cs.last_cap; ++cap)
+      if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) child_fails(status_w, ChildStep::bounding_set);
   if (cs.switch_uid) {
     gid_t g = gid_t(cs.uid);
-    if (setgroups(0, nullptr) != 0 || setresgid(g, g, g) != 0 || setresuid(cs.uid, cs.uid, cs.uid) != 0) {
-      int e = errno;
-      (void)!write(status_w, &e, sizeof e);
-      _exit(127);
-    }
+    if (setgroups(0, nullptr) != 0 || setresgid(g, g, g) != 0 || setresuid(cs.uid, cs.uid, cs.uid) != 0)
+      child_fails(status_w, ChildStep::switch_uid);
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);  // a uid change clears it
   }
   if (drop) {
-    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) child_fails(status_w, ChildStep::no_new_privs);
     struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
     struct __user_cap_data_struct data[2] = {};
-    syscall(SYS_capset, &hdr, data);
+    if (syscall(SYS_capset, &hdr, data) != 0) child_fails(status_w, ChildStep::capabilities);
   }
-  if (!spec.cwd.empty() && chdir(spec.cwd.c_str()) != 0) {
-    int e = errno;
-    (void)!write(status_w, &e, sizeof e);
-    _exit(127);
-  }
-  if (cs.filter.len && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &cs.filter, 0, 0) != 0) {
-    int e = errno;
-    (void)!write(status_w, &e, sizeof e);
-    _exit(127);
-  }
+  if (!spec.cwd.empty() && chdir(spec.cwd.c_str()) != 0) child_fails(status_w, ChildStep::chdir);
+  if (cs.filter.len && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &cs.filter, 0, 0) != 0)
+    child_fails(status_w, ChildStep::seccomp);
   execve(argv[0], argv, envp);
-  int e = errno;
-  (void)!write(status_w, &e, sizeof e);
-  _exit(127);
+  child_fails(status_w, ChildStep::exec);
 }
 
 // The thread every child is forked on. It never ends, so a child's parent-death signal fires
@@ -304,6 +342,8 @@ Process::Process(const ProcessSpec& spec) : limits_(spec.limits) {
   // Everything the child needs is built before fork(): no allocation after it.
   ChildSetup cs;
   cs.parent = getpid();
+  cs.may_drop_bounding_set = holds_setpcap();
+  cs.last_cap = last_capability();
   std::vector<std::string> argv_s = spec.argv;
   int seccomp_fd = -1, info[2] = {-1, -1};
   std::string filter;  // the fallback's seccomp program; cs.filter points into it
@@ -403,14 +443,15 @@ Process::Process(const ProcessSpec& spec) : limits_(spec.limits) {
   set_nonblocking(out_fd_);
   set_nonblocking(err_fd_);
 
-  int child_errno = 0;
-  ssize_t n = read(status[0], &child_errno, sizeof child_errno);
+  ChildFailure failure;
+  ssize_t n = read(status[0], &failure, sizeof failure);
   close(status[0]);
-  if (n == sizeof child_errno) {
+  if (n == sizeof failure) {
     if (info[0] >= 0) close(info[0]);
     kill_all();
+    std::string step = failure.step == int(ChildStep::exec) ? "" : std::string(child_step_name(failure.step)) + ": ";
     throw Error(ErrorKind::runner,
-                "cannot start " + argv_s[0] + ": " + strerror(child_errno),
+                "cannot start " + argv_s[0] + ": " + step + strerror(failure.error),
                 sandboxed() ? "check the sandbox: scripts/sandbox_probe.sh says what this machine allows"
                             : "check that the program exists and is executable");
   }
