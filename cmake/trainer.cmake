@@ -31,24 +31,25 @@ if(NOT Torch_FOUND)
 endif()
 message(STATUS "cudal1: trainer on libtorch ${Torch_VERSION} (${TORCH_INSTALL_PREFIX})")
 
-add_library(cudal1_trainer STATIC
-  src/trainer/safetensors.cpp
-  src/trainer/model_config.cpp
-  src/trainer/model.cpp
-  src/trainer/lora.cpp
-  src/trainer/generate.cpp
-  src/trainer/objectives.cpp
-  src/trainer/train.cpp
-  src/trainer/distributed.cpp
-  src/trainer/sft.cpp
-  src/trainer/chat_data.cpp
-  src/trainer/stage_io.cpp
-  src/trainer/model_policy.cpp
-  src/trainer/rl_stage.cpp
-  src/trainer/init_model.cpp
-  src/trainer/step_bench.cpp
-  src/trainer/device.cpp
-)
+cudal1_layer(trainer
+  SOURCES
+    src/trainer/safetensors.cpp
+    src/trainer/model_config.cpp
+    src/trainer/model.cpp
+    src/trainer/lora.cpp
+    src/trainer/generate.cpp
+    src/trainer/objectives.cpp
+    src/trainer/train.cpp
+    src/trainer/distributed.cpp
+    src/trainer/sft.cpp
+    src/trainer/chat_data.cpp
+    src/trainer/stage_io.cpp
+    src/trainer/model_policy.cpp
+    src/trainer/rl_stage.cpp
+    src/trainer/init_model.cpp
+    src/trainer/step_bench.cpp
+    src/trainer/device.cpp
+  DEPENDS rl tokenizer)
 set(_cudal1_cxx_before_torch "")
 if(CUDAL1_STATIC)
   # The wheel's libtorch.so exports libstdc++ functions of its own (std::filesystem and more,
@@ -58,7 +59,7 @@ if(CUDAL1_STATIC)
   execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libstdc++.a
                   OUTPUT_VARIABLE _cudal1_cxx_before_torch OUTPUT_STRIP_TRAILING_WHITESPACE)
 endif()
-target_link_libraries(cudal1_trainer PUBLIC cudal1_core cudal1_tokenizer ${_cudal1_cxx_before_torch} ${TORCH_LIBRARIES})
+target_link_libraries(cudal1_trainer PUBLIC ${_cudal1_cxx_before_torch} ${TORCH_LIBRARIES})
 # Torch's headers are most of every translation unit's compile time: parse them once. The tests
 # reuse the library's precompiled header, so their flags must stay the library's plus definitions.
 target_precompile_headers(cudal1_trainer PRIVATE src/trainer/torch_pch.h)

@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/hash.h"
 #include "core/paths.h"
+#include "core/stats.h"
 #include "evaluator/evaluator.h"
 #include "evaluator/timing.h"
 #include "runner/python.h"

@@ -5,6 +5,7 @@
 
 #include "baselines/baselines.h"
 #include "cli/commands.h"
+#include "cli/device_option.h"
 #include "core/error.h"
 #include "report/table.h"
 #include "store/store.h"
@@ -56,7 +57,7 @@ void register_baselines(CLI::App& app) {
   auto* cmd = app.add_subcommand("baselines", "Time a task's Model against torch.compile (default, reduce-overhead), a CUDA "
                                               "graph replay and cuDNN autotuning (ratios to eager, cached per task and machine)");
   cmd->add_option("tasks", args->tasks, "KernelBench task files or suite names (level1/28_log_softmax, log_softmax)")->required();
-  cmd->add_option("-d,--device", args->device, "cpu, cuda or cuda:N")->capture_default_str();
+  cmd->add_option("-d,--device", args->device, "cpu, cuda or cuda:N")->transform(device_names())->capture_default_str();
   cmd->add_option("--buckets", args->buckets, "paired buckets per baseline (default: as candidates are timed, 7 on CUDA, 5 on CPU)");
   cmd->add_option("--calls", args->calls, "timed calls per side and bucket (default: as candidates are timed, 20 on CUDA, 8 on CPU)");
   cmd->add_flag("--control", args->control, "also time eager against itself: the noise floor of these ratios");

@@ -16,6 +16,7 @@
 #include "build/build.h"
 #include "cli/baseline_options.h"
 #include "cli/commands.h"
+#include "cli/device_option.h"
 #include "cli/queue_setup.h"
 #include "core/error.h"
 #include "core/hash.h"
@@ -167,7 +168,7 @@ void register_batch(CLI::App& app) {
   cmd->add_option("--jsonl", args->jsonl, "a CUDA-L1 JSON-lines file: each row's custom_code against its ref_code");
   cmd->add_option("--levels", args->levels, "with --jsonl: only these levels, e.g. 12");
   cmd->add_option("--limit", args->limit, "evaluate at most this many");
-  cmd->add_option("-d,--device", args->device, "cuda (every visible GPU, one lane each), cuda:N, or cpu")->capture_default_str();
+  cmd->add_option("-d,--device", args->device, "cuda (every visible GPU, one lane each), cuda:N, or cpu")->transform(device_names())->capture_default_str();
   cmd->add_option("--gpus", args->gpus, "use at most this many GPUs (0: all)");
   cmd->add_option("--lanes", args->lanes, "evaluations side by side on each device; on one device their checks overlap and their timing takes turns")->capture_default_str();
   cmd->add_option("--eval-memory-gb", args->memory_budget_gb, "host memory the lanes' evaluations may hold at once, in GB (0: three quarters of what is available)")->check(CLI::NonNegativeNumber)->capture_default_str();

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "cli/device_option.h"
 #include "cli/queue_setup.h"
 #include "core/error.h"
 #include "core/hash.h"
@@ -182,7 +183,7 @@ void register_bench(CLI::App& app) {
   cmd->add_option("--suite", args->suite, "with --folder: the task suite (default: the bundled one)");
   cmd->add_option("--levels", args->levels, "only these levels, e.g. 12");
   cmd->add_option("--limit", args->limit, "score at most this many");
-  cmd->add_option("-d,--device", args->device, "cuda (every visible GPU), cuda:N, or cpu")->capture_default_str();
+  cmd->add_option("-d,--device", args->device, "cuda (every visible GPU), cuda:N, or cpu")->transform(device_names())->capture_default_str();
   cmd->add_option("--gpus", args->gpus, "use at most this many GPUs (0: all)");
   cmd->add_option("--lanes", args->lanes, "evaluations side by side on each device; on one device their checks overlap and their timing takes turns")->capture_default_str();
   cmd->add_option("--eval-memory-gb", args->memory_budget_gb, "host memory the lanes' evaluations may hold at once, in GB (0: three quarters of what is available)")->check(CLI::NonNegativeNumber)->capture_default_str();

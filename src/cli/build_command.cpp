@@ -5,6 +5,7 @@
 
 #include "build/build.h"
 #include "cli/commands.h"
+#include "cli/device_option.h"
 #include "cli/queue_setup.h"
 #include "core/error.h"
 #include "report/table.h"
@@ -58,7 +59,7 @@ void register_build(CLI::App& app) {
   cmd->add_option("candidate", args->candidate, "candidate file (class ModelNew, load_inline at import)")->required();
   cmd->add_option("--task", args->task, "its task: ModelNew(*get_init_inputs()) is constructed too, so that "
                   "load_inline calls in the constructor are built as well");
-  cmd->add_option("--device,-d", args->device, "the device its module-level code runs on: cpu, cuda or cuda:N")
+  cmd->add_option("--device,-d", args->device, "the device its module-level code runs on: cpu, cuda or cuda:N")->transform(device_names())
       ->capture_default_str();
   cmd->add_flag("--no-fast", args->no_fast, "torch's own commands only (the plain path)");
   cmd->add_option("--clang", args->clang, kClangOptionHelp);

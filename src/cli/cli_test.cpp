@@ -148,6 +148,18 @@ TEST(Cli, MissingFileIsAnInputError) {
   EXPECT_TRUE(r.out.empty());
 }
 
+// One parser for every --device: a name one command refuses, no other accepts (each once read
+// "cudafoo" as a CUDA device, another refused it).
+TEST(Cli, EveryCommandRefusesAnUnknownDeviceAlike) {
+  for (std::string cmd : {"eval --task x.py --candidate y.py", "lint-task x.py", "batch --pairs p.txt", "bench --suite s",
+                          "baselines x.py", "enrich --suite s", "build x.py", "tasks list --suite s",
+                          "optimize --task x.py", "serve --port 0"}) {
+    CliRun r = run_cli(cmd + " --device cudafoo");
+    EXPECT_EQ(r.exit_code, 2) << cmd << ": " << r.err;
+    EXPECT_NE(r.err.find("unknown device 'cudafoo'"), std::string::npos) << cmd << ": " << r.err;
+  }
+}
+
 TEST(Cli, BadArgumentsAreUsageErrors) {
   EXPECT_EQ(run_cli(eval_args("gemm_relu.py", "ok_gemm_relu_addmm.py", "tpu") + " --no-store").exit_code, 2);
   EXPECT_EQ(run_cli(eval_args("gemm_relu.py", "ok_gemm_relu_addmm.py") + " --device cpu --no-store").exit_code, 2);

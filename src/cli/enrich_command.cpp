@@ -16,6 +16,7 @@
 
 #include "baselines/graph_task.h"
 #include "cli/commands.h"
+#include "cli/device_option.h"
 #include "cli/queue_setup.h"
 #include "core/error.h"
 #include "core/hash.h"
@@ -133,8 +134,6 @@ json task_line(const EnrichTask& t, const std::string& device) {
 
 void run_enrich(const EnrichArgs& a) {
   bool cpu = a.device == "cpu";
-  if (!cpu && a.device != "cuda" && a.device.rfind("cuda:", 0) != 0)
-    throw Error(ErrorKind::usage, "unknown device '" + a.device + "'", "use --device cuda, cuda:N or cpu");
   if (a.jsonl.empty() == a.suite.empty())
     throw Error(ErrorKind::usage, a.suite.empty() ? "no tasks named" : "tasks named twice",
                 "give a SUITE folder (or one task file), or --jsonl FILE, not both");
@@ -304,7 +303,7 @@ void register_enrich(CLI::App& app) {
                                            "each verified by the evaluator on the device (docs/baselines.md)");
   cmd->add_option("suite", args->suite, "folder of tasks (levelN/*.py and/or *.py), one task file, or a suite name (level1/23_silu)");
   cmd->add_option("--out", args->out, "folder for the files: verified ones mirror the suite, the rest go to _failed/")->required();
-  cmd->add_option("-d,--device", args->device, "cuda, cuda:N (verify there) or cpu (write only: graphs need CUDA)")->capture_default_str();
+  cmd->add_option("-d,--device", args->device, "cuda, cuda:N (verify there) or cpu (write only: graphs need CUDA)")->transform(device_names())->capture_default_str();
   cmd->add_option("--gpus", args->gpus, "with --device cuda: verify on at most N GPUs, side by side (0: every visible one)")->capture_default_str();
   cmd->add_option("--lanes", args->lanes, "verifications side by side on each GPU (nothing is timed)")->capture_default_str();
   cmd->add_option("--eval-memory-gb", args->memory_budget_gb, "host memory the lanes' evaluations may hold at once, in GB (0: three quarters of what is available)")->check(CLI::NonNegativeNumber)->capture_default_str();

@@ -9,11 +9,12 @@
 
 #include "cli/baseline_options.h"
 #include "cli/commands.h"
+#include "cli/device_option.h"
 #include "core/error.h"
 #include "core/hash.h"
 #include "core/paths.h"
 #include "evaluator/evaluator.h"
-#include "evaluator/timing.h"
+#include "core/stats.h"
 #include "report/result_notes.h"
 #include "report/table.h"
 #include "store/store.h"
@@ -103,8 +104,6 @@ void check_arguments(EvalArgs& a) {
   if (a.tolerance == "strict") o.tolerance = ToleranceMode::strict;
   else if (a.tolerance != "standard")
     throw Error(ErrorKind::usage, "unknown --tolerance '" + a.tolerance + "'", "use standard or strict");
-  if (o.device != "cpu" && o.device.rfind("cuda", 0) != 0)
-    throw Error(ErrorKind::usage, "unknown --device '" + o.device + "'", "use cpu, cuda or cuda:N");
   o.task_path = resolve_task_file(o.task_path);
   for (auto& p : a.candidates)
     if (!std::filesystem::is_regular_file(p))
@@ -239,7 +238,7 @@ void register_eval(CLI::App& app) {
   auto* cmd = app.add_subcommand("eval", "Evaluate one candidate (ModelNew) against one task (Model)");
   cmd->add_option("--task,-t", args->options.task_path, "KernelBench task file (Model, get_inputs, get_init_inputs), or a suite name (level1/28_log_softmax or log_softmax)")->required();
   cmd->add_option("--candidate,-c", args->candidates, "candidate file defining ModelNew (repeat for several)")->required();
-  cmd->add_option("--device,-d", args->options.device, "cpu, cuda or cuda:N")->capture_default_str();
+  cmd->add_option("--device,-d", args->options.device, "cpu, cuda or cuda:N")->transform(device_names())->capture_default_str();
   cmd->add_flag("--json", args->json_out, "print exactly one JSON object on stdout");
   cmd->add_flag("--force", args->force, "evaluate again even if the store has this pair");
   cmd->add_option("--db", args->db, "SQLite store (default $CUDAL1_DB or ~/.cache/cudal1/results.db)");

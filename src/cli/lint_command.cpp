@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "cli/device_option.h"
 #include "core/error.h"
 #include "core/paths.h"
 #include "lint/lint.h"
@@ -188,7 +189,7 @@ void register_lint(CLI::App& app) {
                                               "(zeros, a constant, ignoring inputs or weights) passes the check");
   cmd->add_option("tasks", args->tasks, "KernelBench task files or suite names (level1/28_log_softmax, log_softmax)");
   cmd->add_option("--jsonl", args->jsonl, "a CUDA-L1 JSON-lines file: lint each row's ref_code");
-  cmd->add_option("--device,-d", args->device, "cpu, cuda or cuda:N")->capture_default_str();
+  cmd->add_option("--device,-d", args->device, "cpu, cuda or cuda:N")->transform(device_names())->capture_default_str();
   cmd->add_option("--tolerance", args->tolerance, "standard (atol=rtol=1e-2) or strict (per dtype)")->capture_default_str();
   cmd->add_option("--atol-rtol", args->atol_rtol, "one number as atol and rtol of float outputs; repeat (or "
                   "separate by commas) to decide at several from one run")->delimiter(',');

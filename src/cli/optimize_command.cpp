@@ -8,6 +8,7 @@
 #include <set>
 
 #include "cli/commands.h"
+#include "cli/device_option.h"
 #include "cli/loop_options.h"
 #include "cli/queue_setup.h"
 #include "cli/status_line.h"
@@ -200,7 +201,7 @@ void register_optimize(CLI::App& app) {
   cmd->add_option("--patience", a->patience, "rounds without a better best before a task stops")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--run", a->run_dir, "run folder (default cudal1-runs/<time>); an existing one resumes");
   cmd->add_option("--name", a->name, "run name in the store (default: the run folder's path)");
-  cmd->add_option("-d,--device", a->device, "auto (CUDA when a GPU is visible, else cpu), cuda, cuda:N or cpu")->capture_default_str();
+  cmd->add_option("-d,--device", a->device, "auto (CUDA when a GPU is visible, else cpu), cuda, cuda:N or cpu")->transform(device_names(true))->capture_default_str();
   cmd->add_option("--db", a->db, "SQLite store (default $CUDAL1_DB, else ~/.cache/cudal1/results.db)");
   cmd->add_flag("--json", a->json_out, "print the summary as one JSON object");
 #ifdef CUDAL1_HAVE_TRAINER

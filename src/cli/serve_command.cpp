@@ -19,6 +19,7 @@
 
 #include "cli/baseline_options.h"
 #include "cli/commands.h"
+#include "cli/device_option.h"
 #include "cli/queue_setup.h"
 #include "core/error.h"
 #include "service/service.h"
@@ -164,7 +165,7 @@ void register_serve(CLI::App& app) {
   cmd->add_option("--jobs", a->jobs, "the job file (default: the store's path + .jobs)");
   cmd->add_option("--work", a->work, "where jobs' task and candidate files go (default: serve-files beside the job file)");
   cmd->add_option("--suite", a->suite, "the task suite task_id names (default: the bundled one)");
-  cmd->add_option("-d,--device", a->device, "auto (CUDA when a GPU is visible), cuda, cuda:N or cpu")->capture_default_str();
+  cmd->add_option("-d,--device", a->device, "auto (CUDA when a GPU is visible), cuda, cuda:N or cpu")->transform(device_names(true))->capture_default_str();
   cmd->add_option("--gpus", a->gpus, "use at most this many GPUs (0: all)");
   cmd->add_option("--lanes", a->lanes, "evaluations side by side on each device")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--max-queue", a->max_queue, "jobs queued or running at most; more get 429")->check(CLI::PositiveNumber)->capture_default_str();

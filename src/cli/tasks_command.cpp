@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/device_option.h"
 #include "core/paths.h"
 #include "report/table.h"
 #include "runner/python.h"
@@ -102,7 +103,7 @@ void register_tasks(CLI::App& app) {
     sub->add_option("--db", args->db, "SQLite store caching the metadata (default as for eval)");
     sub->add_flag("--no-store", args->no_store, "compute without reading or writing the store");
     sub->add_option("--python", args->python, "Python interpreter with torch");
-    sub->add_option("--device", args->device, "also give speed-of-light times for this device (cpu, cuda, cuda:N)");
+    sub->add_option("--device", args->device, "also give speed-of-light times for this device (cpu, cuda, cuda:N)")->transform(device_names());
     sub->add_flag("--eager", args->eager, "with --device: time each task's eager Model and give SOL/eager");
   };
   auto* list = cmd->add_subcommand("list", "every task: name, level, FLOPs, minimum bytes moved");

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "cli/device_option.h"
 #include "report/table.h"
 #include "trainer/step_bench.h"
 
@@ -68,7 +69,7 @@ void register_train_bench(CLI::App& train) {
   cmd->add_option("--weight-decay", a->o.optim.weight_decay, "AdamW weight decay")->capture_default_str();
   cmd->add_option("--max-grad-norm", a->o.optim.max_grad_norm, "gradient-norm clip (0: none)")->capture_default_str();
   cmd->add_option("--seed", a->o.seed, "token ids and adapter initialisation")->capture_default_str();
-  cmd->add_option("-d,--device", a->o.device, "cpu, cuda or cuda:N")->capture_default_str();
+  cmd->add_option("-d,--device", a->o.device, "cpu, cuda or cuda:N")->transform(device_names())->capture_default_str();
   cmd->add_option("--dtype", a->dtype, "the model's dtype: float32, bfloat16 or float16")->capture_default_str();
   cmd->add_option("--dump", a->dump, "write the ids, initial adapter and per-step losses here (.safetensors) for "
                                      "bench/train_step_torch.py --check");

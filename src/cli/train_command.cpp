@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/device_option.h"
 #include "cli/loop_options.h"
 #include "cli/model_policy_options.h"
 #include "cli/queue_setup.h"
@@ -59,7 +60,7 @@ void add_stage_options(CLI::App* cmd, StageArgs& a, Options& o) {
   cmd->add_option("--warmup", o.optim.warmup_steps, "warm-up steps")->capture_default_str();
   cmd->add_option("--weight-decay", o.optim.weight_decay, "AdamW weight decay")->capture_default_str();
   cmd->add_option("--max-grad-norm", o.optim.max_grad_norm, "gradient-norm clip (0: none)")->capture_default_str();
-  cmd->add_option("-d,--device", a.device, "where the model trains: cpu, cuda or cuda:N")->capture_default_str();
+  cmd->add_option("-d,--device", a.device, "where the model trains: cpu, cuda or cuda:N")->transform(device_names())->capture_default_str();
   cmd->add_option("--dtype", a.dtype, "auto (bfloat16 on a GPU, else float32), float32, bfloat16 or float16")->capture_default_str();
   cmd->add_option("--chat-format", a.chat_format, "chatml or llama3, when the model's chat template is not recognised");
   cmd->add_flag("--json", a.json_out, "print the summary as one JSON object");
@@ -166,7 +167,7 @@ void register_sft(CLI::App* train) {
   sft->add_option("--task", a->tasks, "a task file (or suite name) the answers were for, shown in contrastive copies; repeatable");
   sft->add_option("--suite", a->suite, "where tasks not named with --task are found by name (default: the bundled suite)");
   sft->add_option("--prompts", a->prompts, "prompt template folder (default: the bundled prompts/)");
-  sft->add_option("--eval-device", a->eval_device, "the device contrastive prompts name: auto (cuda when training on a GPU), cuda, cpu")
+  sft->add_option("--eval-device", a->eval_device, "the device contrastive prompts name: auto (cuda when training on a GPU), cuda, cpu")->transform(device_names(true))
       ->capture_default_str();
   sft->callback([a] { run_train_sft(*a); });
 }
@@ -252,7 +253,7 @@ void register_rl(CLI::App* train, trainer::RlObjective objective) {
   cmd->add_option("--rounds", a->o.rounds, "rounds of the loop, one training step each")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--ppo-epochs", a->o.ppo_epochs, "optimiser steps on each round's answers")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--micro-batch", a->o.micro_batch, "answers per forward and backward pass")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--eval-device", a->eval_device, "where candidates are evaluated: auto (cuda when the model trains on a GPU), cuda, cuda:N, cpu")->capture_default_str();
+  cmd->add_option("--eval-device", a->eval_device, "where candidates are evaluated: auto (cuda when the model trains on a GPU), cuda, cuda:N, cpu")->transform(device_names(true))->capture_default_str();
   if (crl) {
     cmd->add_option("--clip-epsilon", a->o.grpo.clip_epsilon, "the ratio is clipped to 1 ± epsilon")->capture_default_str();
     cmd->add_option("--kl-beta", a->o.grpo.kl_beta, "weight of the KL term to the reference policy")->capture_default_str();

@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "evaluator/tensor_file.h"
+#include "tensors/tensor_file.h"
 
 namespace cudal1 {
 

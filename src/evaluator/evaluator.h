@@ -16,7 +16,7 @@
 #include "build/build.h"
 #include "core/device_gate.h"
 #include "core/memory_budget.h"
-#include "evaluator/compare.h"
+#include "tensors/compare.h"
 #include "evaluator/result.h"
 
 namespace cudal1 {

@@ -14,8 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "evaluator/compare.h"
-#include "evaluator/tensor_file.h"
+#include "tensors/compare.h"
+#include "tensors/tensor_file.h"
 
 namespace cudal1 {
 

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "evaluator/oracle.h"
-#include "evaluator/test_tensors.h"
+#include "tensors/test_tensors.h"
 
 using namespace cudal1;
 using namespace cudal1::test;

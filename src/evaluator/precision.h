@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "evaluator/error_shape.h"
-#include "evaluator/tensor_file.h"
+#include "tensors/tensor_file.h"
 
 namespace cudal1 {
 

@@ -5,21 +5,9 @@
 
 namespace cudal1 {
 
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  double pos = q * double(v.size() - 1);
-  auto lo = static_cast<std::size_t>(std::floor(pos));
-  auto hi = std::min(lo + 1, v.size() - 1);
-  double frac = pos - double(lo);
-  return v[lo] * (1 - frac) + v[hi] * frac;
-}
-
 TimingSettings timing_settings(bool cuda, int buckets, int calls, int warmup) {
   return {buckets > 0 ? buckets : (cuda ? 7 : 5), calls > 0 ? calls : (cuda ? 20 : 8), warmup > 0 ? warmup : (cuda ? 10 : 3), 2};
 }
-
-double median(std::vector<double> v) { return quantile(std::move(v), 0.5); }
 
 double conservative_speedup(double raw, double q25, double q75) {
   double half = std::max(0.01, (q75 - q25) / 2);

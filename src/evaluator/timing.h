@@ -11,6 +11,8 @@
 #include <optional>
 #include <vector>
 
+#include "core/stats.h"
+
 namespace cudal1 {
 
 // How a timed comparison runs, the same for a candidate against eager and for a baseline against
@@ -22,9 +24,6 @@ struct TimingSettings {
   int buckets, calls, warmup, settle;
 };
 TimingSettings timing_settings(bool cuda, int buckets = 0, int calls = 0, int warmup = 0);
-
-double median(std::vector<double> v);
-double quantile(std::vector<double> v, double q);  // linear interpolation, q in [0, 1]
 
 struct Bucket {
   std::vector<double> ref_ms, cand_ms;         // per call, the worker's device clock

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "evaluator/compare.h"
+#include "tensors/compare.h"
 #include "evaluator/result.h"
-#include "evaluator/tensor_file.h"
+#include "tensors/tensor_file.h"
 #include "runner/worker.h"
 
 namespace cudal1 {

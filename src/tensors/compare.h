@@ -1,4 +1,4 @@
-// evaluator/compare.h — the numeric check, done by trusted code on values read from files.
+// tensors/compare.h — the numeric check, done by trusted code on values read from files.
 //
 // An element passes when |actual - expected| <= atol + rtol * |expected|, NaN sits where the
 // expected NaN sits and infinities match exactly. Tolerances depend on the expected dtype.
@@ -7,7 +7,7 @@
 #include <cmath>
 #include <string>
 
-#include "evaluator/tensor_file.h"
+#include "tensors/tensor_file.h"
 
 namespace cudal1 {
 

@@ -1,4 +1,4 @@
-#include "evaluator/compare.h"
+#include "tensors/compare.h"
 
 #include <cmath>
 #include <cstring>

@@ -1,10 +1,10 @@
-// evaluator/test_tensors.h — small host tensors built from literals, for the evaluator's unit tests.
+// tensors/test_tensors.h — small host tensors built from literals, for the evaluator's unit tests.
 #pragma once
 
 #include <cstring>
 #include <vector>
 
-#include "evaluator/tensor_file.h"
+#include "tensors/tensor_file.h"
 
 namespace cudal1::test {
 

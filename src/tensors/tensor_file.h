@@ -1,4 +1,4 @@
-// evaluator/tensor_file.h — reads the tensor files the Python workers write (format in
+// tensors/tensor_file.h — reads the tensor files the Python workers write (format in
 // src/runner/py/tensor_io.py): the values a trusted comparison works on.
 #pragma once
 

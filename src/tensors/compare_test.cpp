@@ -6,9 +6,9 @@
 #include <fstream>
 
 #include "core/error.h"
-#include "evaluator/compare.h"
-#include "evaluator/tensor_file.h"
-#include "evaluator/test_tensors.h"
+#include "tensors/compare.h"
+#include "tensors/tensor_file.h"
+#include "tensors/test_tensors.h"
 
 using namespace cudal1;
 using namespace cudal1::test;

@@ -1,4 +1,4 @@
-#include "evaluator/tensor_file.h"
+#include "tensors/tensor_file.h"
 
 #include <cstring>
 #include <fstream>
