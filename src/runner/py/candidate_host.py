@@ -78,7 +78,9 @@ class CandidateHost(Host):
         """The calls of roles.Host, with the parent told while torch.compile compiles in them
         (compile_report.py): the candidate may have brought dynamo in since the last batch."""
         compile_report.install_if_dynamo_loaded()
-        return super().op_calls(req)
+        # Not super(): a builtin the guard does not watch, which the candidate could replace
+        # with one that answers for the calls; the module's Host is watched.
+        return Host.op_calls(self, req)
 
     def op_profile(self, req):
         """GPU time per kernel over a few calls, under torch.profiler (attribution)."""
