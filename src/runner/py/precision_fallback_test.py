@@ -49,7 +49,8 @@ class LadderOnAFullDevice(unittest.TestCase):
         reply = precision.ladder(model, self.values, torch.device("cpu"), self.oracle_file)
         self.assertNotIn("skipped", reply)
         self.assertEqual(reply["on_host"], ["oracle"])
-        self.assertGreater(os.path.getsize(self.oracle_file), 16 * 8 * 8)  # 16x8 float64 values and a header
+        # 16x8 float64 values and a header.
+        self.assertGreater(os.path.getsize(self.oracle_file), 16 * 8 * 8)
         self.assertLess(reply["rungs"]["as_run"][0], 1e-6)  # float32 against a true float64 oracle
 
     def test_an_oracle_model_without_room_is_made_on_the_host(self):
@@ -65,7 +66,8 @@ class LadderOnAFullDevice(unittest.TestCase):
 
         precision.copy.deepcopy = full_once
         try:
-            reply = precision.ladder(FullDevice(), self.values, torch.device("cpu"), self.oracle_file)
+            reply = precision.ladder(FullDevice(), self.values, torch.device("cpu"),
+                                     self.oracle_file)
         finally:
             precision.copy.deepcopy = deepcopy
         self.assertEqual(reply["on_host"], ["oracle model"])
