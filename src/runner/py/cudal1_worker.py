@@ -19,7 +19,10 @@ _write, _fdopen = os.write, os.fdopen
 
 import torch  # noqa: E402
 
-import roles  # noqa: E402
+from candidate_host import CandidateHost  # noqa: E402
+from reference_host import ReferenceHost  # noqa: E402
+
+_HOSTS = {"reference": ReferenceHost, "candidate": CandidateHost}
 
 
 def _private_fd(fd):
@@ -98,7 +101,7 @@ def main():
         _refuse_all(requests, reply, problem)
         sys.stdout.flush()
         os._exit(0)
-    host = roles.Host(args.role, args.device)
+    host = _HOSTS[args.role](args.device)
 
     for line in requests:
         try:

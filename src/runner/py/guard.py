@@ -47,7 +47,8 @@ _WATCHED = [
     ("ctypes.c_void_p", ["value"]),
     ("ctypes._SimpleCData", ["value"]),
 ]
-_OWN_MODULES = ["timing", "calls", "tensor_io", "roles", "guard", "loading", "__main__"]
+_OWN_MODULES = ["timing", "calls", "tensor_io", "roles", "candidate_host", "task_loading", "guard",
+                "loading", "__main__"]
 # Names that, added to one of the worker's classes, would intercept every attribute read of it.
 _CLASS_HOOKS = ["__getattribute__", "__getattr__", "__setattr__"]
 _INTROSPECTION = {"gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys._getframe",
