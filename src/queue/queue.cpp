@@ -173,7 +173,8 @@ QueueStats run_queue(const std::vector<QueueJob>& jobs, const QueueConfig& confi
   stats.lane_busy_s.assign(config.devices.size(), 0.0);
   BuildGate gate(jobs.size());
   std::mutex report_m;
-  const std::shared_ptr<EvaluationEngine> engine = config.engine ? config.engine : real_evaluation_engine();
+  const std::shared_ptr<EvaluationEngine> engine =
+      config.engine ? config.engine : real_evaluation_engine();
   std::mutex log_m;
   auto log = [&](const std::string& line) {
     std::lock_guard<std::mutex> l(log_m);
@@ -202,8 +203,8 @@ QueueStats run_queue(const std::vector<QueueJob>& jobs, const QueueConfig& confi
             built.error = std::string("internal error: ") + e.what();
           }
           if (!built.error.empty())
-            log("job " + jobs[i].id + ": its prebuild failed, so its evaluation builds its extensions "
-                "itself: " + built.error);
+            log("job " + jobs[i].id + ": its prebuild failed, so its evaluation builds its "
+                "extensions itself: " + built.error);
           built.seconds = seconds_since(t0);
           gate.finish(i, std::move(built));
         }
@@ -229,7 +230,8 @@ QueueStats run_queue(const std::vector<QueueJob>& jobs, const QueueConfig& confi
       qr.run_s = seconds_since(t0);
     }
     if (!p.prebuild_error.empty()) keep_prebuild_error(qr, p.prebuild_error);
-    if (qr.error) log("job " + qr.id + " on " + qr.device + " could not be evaluated: " + qr.error->describe());
+    if (qr.error)
+      log("job " + qr.id + " on " + qr.device + " could not be evaluated: " + qr.error->describe());
     std::lock_guard<std::mutex> l(report_m);
     qr.finished_s = seconds_since(start);
     stats.lane_busy_s[lane] += qr.run_s;

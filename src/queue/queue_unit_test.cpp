@@ -30,7 +30,7 @@ std::vector<QueueJob> jobs_named(const std::vector<std::string>& ids) {
   return jobs;
 }
 
-// A judge that accepts every candidate at a speedup of its job's number and throws `fault` for
+// A judge that accepts every candidate and calls `fault`, which throws, for
 // the candidate `faulty` at `stage`.
 std::function<EvalResult(const EvalOptions&, Stage)> faulting(const std::string& faulty, Stage at,
                                                               std::function<void()> fault) {
@@ -76,7 +76,8 @@ TEST(QueueUnit, LanesRunSideBySideEachOnItsOwnDeviceAndReportEveryJobOnce) {
   auto engine = std::make_shared<FakeEngine>();
   engine->run_time = std::chrono::milliseconds(30);
   engine->judge = [](const EvalOptions& o, Stage) {
-    return o.candidate_path == "c.py" ? fakes::verdict_result(Status::incorrect) : fakes::accepted_result(1.5);
+    return o.candidate_path == "c.py" ? fakes::verdict_result(Status::incorrect)
+                                      : fakes::accepted_result(1.5);
   };
   QueueConfig config;
   config.devices = {"cuda:0", "cuda:1", "cuda:1"};
@@ -112,7 +113,8 @@ TEST(QueueUnit, OneLaneRunsAndReportsJobsInJobOrder) {
     for (auto& q : r.results) reported.push_back(q.id);
     for (auto& o : engine->ran()) ran.push_back(o.candidate_path);
     EXPECT_EQ(reported, (std::vector<std::string>{"a", "b", "c", "d"})) << "prefetch " << prefetch;
-    EXPECT_EQ(ran, (std::vector<std::string>{"a.py", "b.py", "c.py", "d.py"})) << "prefetch " << prefetch;
+    EXPECT_EQ(ran, (std::vector<std::string>{"a.py", "b.py", "c.py", "d.py"}))
+        << "prefetch " << prefetch;
   }
 }
 
@@ -121,7 +123,8 @@ TEST(QueueUnit, APrepareThatThrowsIsThatJobsErrorAndTheOthersGoOn) {
   engine->judge = [](const EvalOptions& o, Stage stage) {
     if (stage == Stage::prepare && o.candidate_path == "b.py")
       throw Error(ErrorKind::task, "the task does not load", "fix the task");
-    if (stage == Stage::prepare && o.candidate_path == "c.py") throw std::runtime_error("out of pipes");
+    if (stage == Stage::prepare && o.candidate_path == "c.py")
+      throw std::runtime_error("out of pipes");
     return fakes::accepted_result(2.0);
   };
   QueueConfig config;
@@ -136,7 +139,8 @@ TEST(QueueUnit, APrepareThatThrowsIsThatJobsErrorAndTheOthersGoOn) {
   EXPECT_TRUE(r.by_id("a").result && r.by_id("d").result);
   EXPECT_EQ(engine->ran().size(), 2u) << "a job that was not prepared must not run";
   EXPECT_EQ(r.stats.failed, 2u);
-  EXPECT_TRUE(r.logged("job b on cpu could not be evaluated") && r.logged("the task does not load"));
+  EXPECT_TRUE(r.logged("job b on cpu could not be evaluated") &&
+              r.logged("the task does not load"));
   EXPECT_TRUE(r.logged("job c on cpu could not be evaluated") && r.logged("out of pipes"));
 }
 
@@ -152,13 +156,15 @@ TEST(QueueUnit, ARunThatThrowsIsThatJobsErrorAndTheLaneGoesOn) {
   EXPECT_TRUE(r.by_id("c").result) << "the lane stopped after a run that threw";
   EXPECT_EQ(r.stats.done, 2u);
   EXPECT_EQ(r.stats.failed, 1u);
-  EXPECT_TRUE(r.logged("job b on cpu could not be evaluated") && r.logged("the reference worker died"));
+  EXPECT_TRUE(r.logged("job b on cpu could not be evaluated") &&
+              r.logged("the reference worker died"));
 }
 
 TEST(QueueUnit, APrebuildThatThrowsIsRecordedAndTheEvaluationBuildsItself) {
   auto engine = std::make_shared<FakeEngine>();
   // d's evaluation cannot run either: its error keeps the prebuild's failure as context.
-  engine->judge = faulting("d.py", Stage::prepare, [] { throw Error(ErrorKind::input, "no d.py"); });
+  engine->judge =
+      faulting("d.py", Stage::prepare, [] { throw Error(ErrorKind::input, "no d.py"); });
   auto outcome = std::make_shared<BuildOutcome>();
   QueueConfig config;
   config.prebuild_threads = 2;
@@ -173,11 +179,14 @@ TEST(QueueUnit, APrebuildThatThrowsIsRecordedAndTheEvaluationBuildsItself) {
   ASSERT_TRUE(r.by_id("a").result);
   EXPECT_FALSE(r.by_id("a").result->build.contains("prebuild_error"));
   ASSERT_TRUE(r.by_id("b").result);
-  EXPECT_NE(r.by_id("b").result->build.value("prebuild_error", "").find("nvcc was killed"), std::string::npos);
+  EXPECT_NE(r.by_id("b").result->build.value("prebuild_error", "").find("nvcc was killed"),
+            std::string::npos);
   ASSERT_TRUE(r.by_id("c").result);
-  EXPECT_NE(r.by_id("c").result->build.value("prebuild_error", "").find("disk full"), std::string::npos);
+  EXPECT_NE(r.by_id("c").result->build.value("prebuild_error", "").find("disk full"),
+            std::string::npos);
   ASSERT_TRUE(r.by_id("d").error);
-  EXPECT_NE(r.by_id("d").error->context().find("disk full"), std::string::npos) << r.by_id("d").error->describe();
+  EXPECT_NE(r.by_id("d").error->context().find("disk full"), std::string::npos)
+      << r.by_id("d").error->describe();
   EXPECT_TRUE(r.logged("job b: its prebuild failed") && r.logged("nvcc was killed"));
   EXPECT_TRUE(r.logged("job c: its prebuild failed"));
   EXPECT_EQ(r.stats.done, 3u);

@@ -36,7 +36,9 @@ struct MarkedPolicy : policy::Policy {
 
 EvalResult judge_by_marker(const EvalOptions& o, Stage stage) {
   const std::string code = read_file(o.candidate_path);
-  auto marked = [&](const char* m) { return code.find(std::string("# ") + m) != std::string::npos; };
+  auto marked = [&](const char* m) {
+    return code.find(std::string("# ") + m) != std::string::npos;
+  };
   if (marked("prepare-fails") && stage == Stage::prepare)
     throw Error(ErrorKind::task, "the task does not load: planted", "fix the task");
   if (marked("run-fails") && stage == Stage::run)

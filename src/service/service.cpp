@@ -141,7 +141,8 @@ void RewardService::run_job(const Job& job, const std::string& device) {
     if (!result) {
       QueueConfig qc = config_.queue;
       qc.devices = {device};
-      if (!qc.log) qc.log = [](const std::string& line) { std::cerr << "cudal1 serve: " << line << std::endl; };
+      if (!qc.log)
+        qc.log = [](const std::string& l) { std::cerr << "cudal1 serve: " << l << std::endl; };
       std::optional<Error> error;
       std::string lane_device = device;
       run_queue({QueueJob{job.id, o, json::object()}}, qc, [&](const QueueResult& q) {

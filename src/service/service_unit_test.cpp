@@ -2,9 +2,8 @@
 // the evaluator (queue/fake_engine.h), with no HTTP and no torch: what a job ends with when its
 // evaluation cannot run, when the machine failed, when its prebuild failed, and what is said
 // when its end cannot even be recorded.
-#include <gtest/gtest.h>
-
 #include <SQLiteCpp/SQLiteCpp.h>
+#include <gtest/gtest.h>
 
 #include "core/hash.h"
 #include "core/paths.h"
@@ -42,7 +41,8 @@ struct ServiceCore {
   // A stored job for `candidate`, as POST /evaluate leaves it.
   std::string submit(const std::string& candidate) {
     service::ContentFiles files(dir / "work" / "files");
-    nlohmann::json r = {{"task_id", "planted"}, {"task_path", files.put("# a task\n")},
+    nlohmann::json r = {{"task_id", "planted"},
+                        {"task_path", files.put("# a task\n")},
                         {"candidate_path", files.put(candidate)}};
     return svc->jobs().submit({r}, 100)->at(0);
   }
@@ -64,12 +64,14 @@ TEST(ServiceUnit, AnEvaluationThatCannotRunEndsItsJobFailedWithItsReason) {
     const std::string code = read_file(o.candidate_path);
     if (code == "prepare fails" && stage == Stage::prepare)
       throw Error(ErrorKind::task, "the task does not load: planted", "fix the task");
-    if (code == "run fails" && stage == Stage::run) throw std::runtime_error("the worker vanished: planted");
+    if (code == "run fails" && stage == Stage::run)
+      throw std::runtime_error("the worker vanished: planted");
     return fakes::accepted_result(2.0);
   };
   service::Job prepared = core.run("prepare fails");
   EXPECT_EQ(prepared.state, service::JobState::failed);
-  EXPECT_NE(error_of(prepared).find("the task does not load: planted"), std::string::npos) << error_of(prepared);
+  EXPECT_NE(error_of(prepared).find("the task does not load: planted"), std::string::npos)
+      << error_of(prepared);
   EXPECT_NE(error_of(prepared).find("fix the task"), std::string::npos) << "the hint was lost";
   service::Job ran = core.run("run fails");
   EXPECT_EQ(ran.state, service::JobState::failed);
@@ -115,12 +117,14 @@ TEST(ServiceUnit, AJobEndThatCannotBeRecordedIsSaid) {
   fs::path jobs_file = core.dir / "jobs.db";
   // The job file loses its table while the job runs: neither its verdict nor its failure fits.
   core.engine->judge = [jobs_file](const EvalOptions&, Stage stage) {
-    if (stage == Stage::run) SQLite::Database(jobs_file.string(), SQLite::OPEN_READWRITE).exec("DROP TABLE jobs");
+    if (stage == Stage::run)
+      SQLite::Database(jobs_file.string(), SQLite::OPEN_READWRITE).exec("DROP TABLE jobs");
     return fakes::accepted_result(2.0);
   };
   std::string id = core.submit("anything");
   ::testing::internal::CaptureStderr();
   EXPECT_TRUE(core.svc->run_next_job("cpu"));
   std::string said = ::testing::internal::GetCapturedStderr();
-  EXPECT_NE(said.find("job " + id + " ended but its end could not be recorded"), std::string::npos) << said;
+  EXPECT_NE(said.find("job " + id + " ended but its end could not be recorded"), std::string::npos)
+      << said;
 }
