@@ -4,6 +4,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <iostream>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -15,12 +16,19 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
+// What the prebuild stage left for one job.
+struct Prebuilt {
+  double seconds = 0;
+  std::shared_ptr<const BuildOutcome> outcome;
+  std::string error;  // why the prebuild failed; empty when it did not
+};
+
 // Which jobs the prebuild stage has finished, for preparers that must not start a candidate
 // before its extensions exist. Preparers take the first job whose build is done, so a candidate
 // still compiling does not hold up the ones behind it.
 class BuildGate {
  public:
-  explicit BuildGate(std::size_t n) : done_(n, false), taken_(n, false), seconds_(n, 0.0), outcomes_(n) {}
+  explicit BuildGate(std::size_t n) : done_(n, false), taken_(n, false), built_(n) {}
   // The lowest-numbered job not yet taken whose build is done, waiting for one if need be;
   // nullopt once every job is taken.
   std::optional<std::size_t> take_ready() {
@@ -39,30 +47,30 @@ class BuildGate {
       cv_.wait(l);
     }
   }
-  void finish(std::size_t i, double s, std::shared_ptr<const BuildOutcome> outcome) {
+  void finish(std::size_t i, Prebuilt built) {
     std::lock_guard<std::mutex> l(m_);
-    done_[i] = true, seconds_[i] = s, outcomes_[i] = std::move(outcome);
+    done_[i] = true;
+    built_[i] = std::move(built);
     cv_.notify_all();
   }
-  // Waits for job i's prebuild; returns its seconds and outcome.
-  std::pair<double, std::shared_ptr<const BuildOutcome>> wait(std::size_t i) {
+  Prebuilt wait(std::size_t i) {
     std::unique_lock<std::mutex> l(m_);
     cv_.wait(l, [&] { return bool(done_[i]); });
-    return {seconds_[i], outcomes_[i]};
+    return built_[i];
   }
 
  private:
   std::mutex m_;
   std::condition_variable cv_;
   std::vector<bool> done_, taken_;
-  std::vector<double> seconds_;
-  std::vector<std::shared_ptr<const BuildOutcome>> outcomes_;
+  std::vector<Prebuilt> built_;
 };
 
 struct Prepared {
   std::size_t index;
   double prebuild_s = 0;
-  PreparedPtr eval;             // null when preparing failed
+  std::string prebuild_error;
+  std::unique_ptr<PreparedRun> eval;  // null when preparing failed
   std::optional<Error> error;
 };
 
@@ -99,18 +107,29 @@ class Handover {
   bool closed_ = false;
 };
 
+// The job's result keeps its prebuild's failure beside what the evaluation found.
+void keep_prebuild_error(QueueResult& qr, const std::string& why) {
+  if (qr.result) {
+    qr.result->build["prebuild_error"] = why;
+  } else if (qr.error) {
+    const Error& e = *qr.error;
+    std::string context = e.context().empty() ? "" : e.context() + "; ";
+    qr.error = Error(e.kind(), e.message(), e.hint(), context + "its prebuild had failed: " + why);
+  }
+}
+
 Prepared prepare_job(const QueueJob& job, std::size_t index, const std::string& device,
                      const std::shared_ptr<DeviceGate>& device_gate, const std::shared_ptr<MemoryBudget>& memory,
-                     BuildGate& gate) {
-  auto [build_s, outcome] = gate.wait(index);
-  Prepared p{index, build_s, nullptr, std::nullopt};
+                     BuildGate& gate, EvaluationEngine& engine) {
+  Prebuilt built = gate.wait(index);
+  Prepared p{index, built.seconds, built.error, nullptr, std::nullopt};
   EvalOptions o = job.options;
   o.device = device;
   if (device_gate) o.device_gate = device_gate;
   if (memory) o.memory_budget = memory;
-  if (outcome) o.prebuilt = outcome;
+  if (built.outcome) o.prebuilt = built.outcome;
   try {
-    p.eval = prepare_evaluation(o);
+    p.eval = engine.prepare(o);
   } catch (const Error& e) {
     p.error = e;
   } catch (const std::exception& e) {
@@ -154,6 +173,17 @@ QueueStats run_queue(const std::vector<QueueJob>& jobs, const QueueConfig& confi
   stats.lane_busy_s.assign(config.devices.size(), 0.0);
   BuildGate gate(jobs.size());
   std::mutex report_m;
+  const std::shared_ptr<EvaluationEngine> engine =
+      config.engine ? config.engine : real_evaluation_engine();
+  std::mutex log_m;
+  auto log = [&](const std::string& line) {
+    std::lock_guard<std::mutex> l(log_m);
+    if (config.log) {
+      config.log(line);
+    } else {
+      std::cerr << "cudal1: " << line << std::endl;
+    }
+  };
 
   // Prebuild: in job order, so the jobs the lanes take first are built first.
   std::atomic<std::size_t> next_build{0};
@@ -163,17 +193,24 @@ QueueStats run_queue(const std::vector<QueueJob>& jobs, const QueueConfig& confi
       builders.emplace_back([&] {
         for (std::size_t i; (i = next_build++) < jobs.size();) {
           auto t0 = Clock::now();
-          std::shared_ptr<const BuildOutcome> outcome;
+          Prebuilt built;
+          // A prebuild that fails leaves the job to build the stock way; the failure is said.
           try {
-            outcome = config.prebuild(jobs[i]);
-          } catch (const std::exception&) {
-            // The service could not run for this job: its evaluation builds the stock way.
+            built.outcome = config.prebuild(jobs[i]);
+          } catch (const Error& e) {
+            built.error = e.describe();
+          } catch (const std::exception& e) {
+            built.error = std::string("internal error: ") + e.what();
           }
-          gate.finish(i, seconds_since(t0), std::move(outcome));
+          if (!built.error.empty())
+            log("job " + jobs[i].id + ": its prebuild failed, so its evaluation builds its "
+                "extensions itself: " + built.error);
+          built.seconds = seconds_since(t0);
+          gate.finish(i, std::move(built));
         }
       });
   } else {
-    for (std::size_t i = 0; i < jobs.size(); ++i) gate.finish(i, 0.0, nullptr);
+    for (std::size_t i = 0; i < jobs.size(); ++i) gate.finish(i, Prebuilt{});
   }
 
   auto run_one = [&](std::size_t lane, Prepared p, double waited) {
@@ -183,7 +220,7 @@ QueueStats run_queue(const std::vector<QueueJob>& jobs, const QueueConfig& confi
     if (p.eval) {
       auto t0 = Clock::now();
       try {
-        qr.result = run_evaluation(*p.eval);
+        qr.result = p.eval->run();
       } catch (const Error& e) {
         qr.error = e;
       } catch (const std::exception& e) {
@@ -192,6 +229,9 @@ QueueStats run_queue(const std::vector<QueueJob>& jobs, const QueueConfig& confi
       p.eval.reset();  // its processes and folders go before the next evaluation starts
       qr.run_s = seconds_since(t0);
     }
+    if (!p.prebuild_error.empty()) keep_prebuild_error(qr, p.prebuild_error);
+    if (qr.error)
+      log("job " + qr.id + " on " + qr.device + " could not be evaluated: " + qr.error->describe());
     std::lock_guard<std::mutex> l(report_m);
     qr.finished_s = seconds_since(start);
     stats.lane_busy_s[lane] += qr.run_s;
@@ -212,7 +252,7 @@ QueueStats run_queue(const std::vector<QueueJob>& jobs, const QueueConfig& confi
           auto t0 = Clock::now();
           std::optional<std::size_t> i = gate.take_ready();
           if (!i) break;
-          Prepared p = prepare_job(jobs[*i], *i, device, device_gate, memory, gate);
+          Prepared p = prepare_job(jobs[*i], *i, device, device_gate, memory, gate, *engine);
           run_one(lane, std::move(p), seconds_since(t0));
         }
       });
@@ -220,7 +260,8 @@ QueueStats run_queue(const std::vector<QueueJob>& jobs, const QueueConfig& confi
     }
     auto handover = std::make_shared<Handover>(std::size_t(config.prefetch));
     threads.emplace_back([&, device, device_gate, handover] {
-      while (std::optional<std::size_t> i = gate.take_ready()) handover->put(prepare_job(jobs[*i], *i, device, device_gate, memory, gate));
+      while (std::optional<std::size_t> i = gate.take_ready())
+        handover->put(prepare_job(jobs[*i], *i, device, device_gate, memory, gate, *engine));
       handover->close();
     });
     threads.emplace_back([&, lane, handover] {

@@ -16,6 +16,7 @@
 
 #include "core/error.h"
 #include "evaluator/evaluator.h"
+#include "queue/evaluation_engine.h"
 
 namespace cudal1 {
 
@@ -45,9 +46,15 @@ struct QueueConfig {
   int prefetch = 1;             // evaluations prepared ahead per lane; 0: prepare on the lane itself
   int prebuild_threads = 0;     // threads of the prebuild stage; 0: no prebuild stage
   // Builds a job's extensions (build/build.h); the outcome goes to its evaluation as
-  // EvalOptions::prebuilt. May return null (nothing to hand over) or throw (the evaluation then
-  // builds the stock way and reports whatever fails).
+  // EvalOptions::prebuilt. May return null (nothing to hand over) or throw: the evaluation then
+  // builds the stock way, and the failure is logged and kept in the job's result, as
+  // build.prebuild_error, or in its error's context when no result came back.
   std::function<std::shared_ptr<const BuildOutcome>(const QueueJob&)> prebuild;
+  // What prepares and runs the evaluations; null: the evaluator (real_evaluation_engine()).
+  std::shared_ptr<EvaluationEngine> engine;
+  // Hears each failure met on the way (a prebuild, an evaluation that could not run), one line
+  // each, from any thread; null: standard error. The job's result keeps it too.
+  std::function<void(const std::string&)> log;
   // Host memory the lanes' evaluations may hold at once (core/memory_budget.h), in bytes; 0:
   // three quarters of what is available when the queue starts. Only with more than one lane.
   uint64_t memory_budget_bytes = 0;

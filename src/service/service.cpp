@@ -88,25 +88,32 @@ void RewardService::stop() {
 
 void RewardService::lane(const std::string& device) {
   while (!stopping_) {
-    std::optional<Job> job;
-    try {
-      job = jobs_.claim();
-    } catch (const Error&) {
-      job.reset();  // a busy job file: try again shortly
-    }
-    if (!job) {
-      std::unique_lock lock(wake_m_);
-      wake_.wait_for(lock, std::chrono::milliseconds(500));
+    if (run_next_job(device)) {
+      wake_.notify_all();
       continue;
     }
-    try {
-      run_job(*job, device);
-    } catch (const std::exception&) {
-      // Recording the end failed (the job file or the store): the job stays running in the file
-      // and is queued again at the next start; this lane goes on.
-    }
-    wake_.notify_all();
+    std::unique_lock lock(wake_m_);
+    wake_.wait_for(lock, std::chrono::milliseconds(500));
   }
+}
+
+bool RewardService::run_next_job(const std::string& device) {
+  std::optional<Job> job;
+  try {
+    job = jobs_.claim();
+  } catch (const Error&) {
+    return false;  // a busy job file: try again shortly
+  }
+  if (!job) return false;
+  try {
+    run_job(*job, device);
+  } catch (const std::exception& e) {
+    // Recording the end failed, so the job file cannot hold why: the job stays running there and
+    // is queued again at the next start; this lane goes on.
+    std::cerr << "cudal1 serve: job " << job->id << " ended but its end could not be recorded ("
+              << e.what() << "); it runs again at the next start" << std::endl;
+  }
+  return true;
 }
 
 void RewardService::run_job(const Job& job, const std::string& device) {
@@ -134,6 +141,8 @@ void RewardService::run_job(const Job& job, const std::string& device) {
     if (!result) {
       QueueConfig qc = config_.queue;
       qc.devices = {device};
+      if (!qc.log)
+        qc.log = [](const std::string& l) { std::cerr << "cudal1 serve: " << l << std::endl; };
       std::optional<Error> error;
       std::string lane_device = device;
       run_queue({QueueJob{job.id, o, json::object()}}, qc, [&](const QueueResult& q) {

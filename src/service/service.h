@@ -73,6 +73,9 @@ class RewardService {
   void run();
   void stop();
   JobStore& jobs() { return jobs_; }
+  // What each lane does over and over: claims the oldest queued job and evaluates it on `device`
+  // to its end. Returns whether there was one. Needs neither bind() nor run().
+  bool run_next_job(const std::string& device);
 
  private:
   struct Metrics {
