@@ -11,6 +11,7 @@
 #include "evaluator/evaluator.h"
 #include "evaluator/fixture_cases.h"
 #include "store/store.h"
+#include "task_facts/store_task_facts.h"
 
 using namespace cudal1;
 namespace fs = std::filesystem;
@@ -62,7 +63,7 @@ TEST(BaselinesEval, EvaluationCarriesTheBaselines) {
   o.buckets = 3, o.calls_per_bucket = 4;
   o.lint = false;
   o.baselines = true;
-  o.cache_store = &store;
+  o.task_facts = store_task_facts(&store);
   EvalResult r = evaluate(o);
   ASSERT_TRUE(r.accepted) << r.error;
   ASSERT_TRUE(r.statistics.contains("baselines")) << r.statistics.dump();
@@ -102,7 +103,7 @@ TEST(BaselinesEval, LanesOnOneTaskComputeItsLintAndBaselinesOnce) {
   o.lint = true;
   o.baselines = true;
   o.baseline_names = {"cudnn_autotune"};
-  o.cache_store = &store;
+  o.task_facts = store_task_facts(&store);
   o.device_gate = std::make_shared<DeviceGate>();
   EvalResult a, b;
   std::thread first([&] { a = evaluate(o); });

@@ -25,6 +25,7 @@
 #include "queue/queue.h"
 #include "report/result_notes.h"
 #include "report/table.h"
+#include "task_facts/store_task_facts.h"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -77,7 +78,7 @@ void run_batch(const BatchArgs& a) {
   for (auto& j : jobs) {
     j.options.timing = !a.no_timing;
     apply_baseline_args(a.baselines, j.options);
-    j.options.cache_store = store.get();
+    j.options.task_facts = store_task_facts(store.get());
     j.options.reuse_extension_builds = !a.stock;
     if (store) j.options.protect_files = store->private_files();
   }

@@ -18,6 +18,7 @@
 #include "report/table.h"
 #include "runner/python.h"
 #include "store/store.h"
+#include "task_facts/store_task_facts.h"
 #include "tasks/speed_of_light.h"
 #include "tasks/suite.h"
 
@@ -109,7 +110,7 @@ void run_bench(const BenchArgs& a) {
   config.memory_budget_bytes = uint64_t(a.memory_budget_gb * double(1ull << 30));
   for (auto& j : jobs) {
     j.options.baselines = !a.no_baselines;
-    j.options.cache_store = store.get();
+    j.options.task_facts = store_task_facts(store.get());
     j.options.protect_files = store->private_files();
   }
 

@@ -23,6 +23,7 @@
 #include "core/paths.h"
 #include "queue/queue.h"
 #include "report/table.h"
+#include "task_facts/store_task_facts.h"
 #include "tasks/cuda_l1.h"
 #include "tasks/suite.h"
 
@@ -203,7 +204,7 @@ void run_enrich(const EnrichArgs& a) {
   EvalOptions base;
   base.device = a.device, base.python = a.python;
   base.timing = false, base.lint = false;
-  base.cache_store = store.get();
+  base.task_facts = store_task_facts(store.get());
   if (store) base.protect_files = store->private_files();
   std::string key = base.protocol_key() + ";enrich=" + kGraphTaskVersion + ";strict";
 

@@ -18,6 +18,7 @@
 #include "report/result_notes.h"
 #include "report/table.h"
 #include "store/store.h"
+#include "task_facts/store_task_facts.h"
 #include "tasks/suite.h"
 
 namespace cudal1::cli {
@@ -124,7 +125,7 @@ EvalResult evaluate_one(EvalOptions o, const std::string& candidate, Store* stor
       return *hit;
     }
   }
-  o.cache_store = store;
+  o.task_facts = store_task_facts(store);  // no store: the lint is computed every time
   if (store) o.best_known_speedup = store->best_speedup(sha256_hex(read_file(o.task_path)), o.protocol_key(), o.device);
   EvalResult r = evaluate(o);
   if (r.infrastructure_failure()) stored = "not stored: an infrastructure failure is no verdict on the candidate";

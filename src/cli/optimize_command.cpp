@@ -18,6 +18,7 @@
 #include "report/optimize_report.h"
 #include "report/table.h"
 #include "rl/loop.h"
+#include "task_facts/store_task_facts.h"
 #include "tasks/suite.h"
 #ifdef CUDAL1_HAVE_HTTP
 #include "policy/openai_policy.h"
@@ -151,7 +152,7 @@ void run_optimize(const OptimizeArgs& a) {
   std::unique_ptr<policy::Policy> policy = make_policy(a);  // a policy that cannot work leaves nothing behind
   fs::create_directories(c.run_dir);
   std::unique_ptr<Store> store = open_store(a.db, false);
-  c.eval.cache_store = store.get();
+  c.eval.task_facts = store_task_facts(store.get());
   for (auto& f : store->private_files()) c.eval.protect_files.push_back(f);
 
   // Candidates' load_inline extensions are built ahead of the lanes, in parallel, and cached.

@@ -23,6 +23,7 @@
 #include "cli/queue_setup.h"
 #include "core/error.h"
 #include "service/service.h"
+#include "task_facts/store_task_facts.h"
 #include "tasks/suite.h"
 
 namespace fs = std::filesystem;
@@ -104,7 +105,7 @@ void run_serve(const ServeArgs& a) {
   c.suite = a.suite.empty() ? default_suite_dir() : fs::path(a.suite);
   c.eval.device = device, c.eval.timing = !a.no_timing;
   apply_baseline_args(a.baselines, c.eval);
-  c.eval.cache_store = store.get();
+  c.eval.task_facts = store_task_facts(store.get());
   // Out of every sandbox's sight (sandbox/sandbox.h): the store's and the jobs file's folders
   // with their keys, the clients' files (a job's own files are put back, read-only), the token.
   c.eval.protect_files = store->private_files();

@@ -17,6 +17,7 @@
 #include "core/hash.h"
 #include "report/table.h"
 #include "report/train_report.h"
+#include "task_facts/store_task_facts.h"
 #include "tasks/suite.h"
 #include "tasks/task_texts.h"
 #include "trainer/distributed.h"
@@ -192,7 +193,7 @@ void run_train_rl(RlArgs& a) {
   a.o.seed = a.loop.seed;  // one seed: exemplar sampling, the answers drawn and the adapter's start
   a.o.loop = loop_config(a.loop, eval_device_for(a.eval_device, a.o.device));
   std::unique_ptr<Store> store = open_store(a.stage.db, false);
-  a.o.loop.eval.cache_store = store.get();
+  a.o.loop.eval.task_facts = store_task_facts(store.get());
   for (auto& f : store->private_files()) a.o.loop.eval.protect_files.push_back(f);
   std::unique_ptr<BuildService> builds = attach_build_service(a.o.loop.queue, {});
   const char* name = trainer::rl_objective_name(a.o.objective);

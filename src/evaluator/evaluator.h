@@ -21,7 +21,7 @@
 
 namespace cudal1 {
 
-class Store;
+class TaskFacts;  // evaluator/task_facts.h
 
 // Bumped whenever a change can alter a verdict or a figure: results under another protocol are
 // never reused from the store.
@@ -53,10 +53,13 @@ struct EvalOptions {
   bool precision_check = true;       // the precision ladder on float32 tasks
   bool allow_reduced_precision = false;  // reduced_precision becomes a warning, labelled
   bool attribution = true;           // profiler attribution and the decoy flag (CUDA)
-  bool lint = true;                  // attach the task's degenerate-task lint (cached in cache_store)
-  bool baselines = false;            // speedups against torch.compile, CUDA graph, cuDNN autotuning (cached in cache_store)
+  bool lint = true;                  // attach the task's degenerate-task lint (from task_facts)
+  // Speedups against torch.compile, CUDA graph, cuDNN autotuning (from task_facts).
+  bool baselines = false;
   std::vector<std::string> baseline_names;  // with baselines: these only; empty: every one (baseline_names())
-  Store* cache_store = nullptr;      // where lint results and baselines are cached; null: computed every time
+  // Where the task's lint and baselines come from, cached or not (task_facts/store_task_facts.h);
+  // null: no lint and no baselines.
+  std::shared_ptr<TaskFacts> task_facts;
   bool reuse_extension_builds = true;  // false: every evaluation builds its load_inline modules anew (the stock way)
   // The build service (build/build.h): the candidate's load_inline extensions are built outside
   // its process, and its calls import them. `prebuilt`, when set, is a build already done (a
@@ -101,7 +104,8 @@ struct PreparedDeleter {
 };
 using PreparedPtr = std::unique_ptr<PreparedEvaluation, PreparedDeleter>;
 PreparedPtr prepare_evaluation(const EvalOptions& options);
-// The GPU part: lint (cached per task), reference, checks, precision, timing, attribution.
+// The GPU part: lint (from task_facts), reference, checks, precision, timing, attribution,
+// baselines.
 EvalResult run_evaluation(PreparedEvaluation& prepared);
 
 }  // namespace cudal1

@@ -13,6 +13,7 @@
 #include "evaluator/evaluator.h"
 #include "evaluator/fixture_cases.h"
 #include "runner/process.h"
+#include "task_facts/store_task_facts.h"
 
 using namespace cudal1;
 
@@ -140,6 +141,7 @@ TEST(Evaluator, LargeSpeedupsAreRetimedInAFreshProcess) {
   o.device = CUDAL1_TEST_DEVICE;
   o.buckets = 3;
   o.calls_per_bucket = 4;
+  o.task_facts = store_task_facts(nullptr);
   EvalResult r = evaluate(o);
   ASSERT_TRUE(r.accepted) << r.error;
   ASSERT_TRUE(r.statistics.contains("fresh_process_remeasure")) << r.statistics.dump();
@@ -225,6 +227,7 @@ TEST(Evaluator, ASpeedupOnADegenerateTaskIsNotCredited) {
   o.buckets = 3;
   o.calls_per_bucket = 4;
   o.fresh_remeasure_above = 0;
+  o.task_facts = store_task_facts(nullptr);  // the task's lint finds the null kernel
   EvalResult r = evaluate(o);
   ASSERT_EQ(r.status, Status::ok) << r.error;
   EXPECT_DOUBLE_EQ(r.speedup.at("eager"), 1.0);
@@ -243,6 +246,7 @@ TEST(Evaluator, FixedWeightsAreWarnedAbout) {
   o.candidate_path = (fixtures_dir() / "lint" / "fixed_weights_scale_ignores_scale.py").string();
   o.device = CUDAL1_TEST_DEVICE;
   o.timing = false;
+  o.task_facts = store_task_facts(nullptr);  // the task's lint finds the fixed weights
   EvalResult r = evaluate(o);
   auto flag = std::find_if(r.flags.begin(), r.flags.end(), [](auto& f) { return f.id == "weights_fixed"; });
   ASSERT_NE(flag, r.flags.end()) << r.to_json().dump();

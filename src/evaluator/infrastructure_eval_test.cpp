@@ -1,6 +1,8 @@
 // Candidate workers killed from outside, for real: the test kills the worker with SIGKILL in the
 // middle of a call, as the out-of-memory killer or a person would; the kernel's count of
 // out-of-memory kills is substituted, so no test depends on what else the machine is doing.
+// Kept beside the store: what reaches it (a retry's verdict, never a killed attempt's) is what
+// most of these check, and the evaluator itself knows nothing of the store.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>

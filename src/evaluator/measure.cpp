@@ -40,17 +40,21 @@ json batch(Session& s, int n) {
 }
 
 // The reply's per-call records, after checking their shape; exact checks of every call apply.
+// Null (flagged fake_worker_output) for a reply of the wrong shape: see malformed_reply.
 const json* call_records(const json& request, const WorkerReply& rep, EvalResult& r) {
   auto it = rep.body.find("calls");
   if (it == rep.body.end() || !it->is_array() || it->size() != request["calls"].size()) {
-    r.status = Status::rejected;
     r.add_flag("fake_worker_output", Severity::block, "a reply to timed calls had the wrong shape");
-    r.error = "the candidate's process answered timed calls with a malformed reply";
     return nullptr;
   }
   const json& recs = *it;
   for (std::size_t i = 0; i < recs.size(); ++i) apply_exact_checks(recs[i], request["calls"][i]["case"].get<int>(), r);
   return &recs;
+}
+
+Verdict malformed_reply() {
+  return {Status::rejected,
+          "the candidate's process answered timed calls with a malformed reply", true};
 }
 
 std::vector<double> field(const json& recs, const char* name) {
@@ -59,8 +63,9 @@ std::vector<double> field(const json& recs, const char* name) {
   return v;
 }
 
-// Recomputes a random subset of the sampled calls in the reference and compares.
-void verify_calls(Session& s, std::vector<SampledCall>& pool, EvalResult& r) {
+// Recomputes a random subset of the sampled calls in the reference and compares. Wrong values
+// reject, without stopping the evaluation.
+Verdict verify_calls(Session& s, std::vector<SampledCall>& pool, EvalResult& r) {
   std::shuffle(pool.begin(), pool.end(), s.rng);
   std::size_t want = std::max<std::size_t>(std::size_t(s.o.verify_min),
                                            std::size_t(std::ceil(s.o.verify_fraction * double(pool.size()))));
@@ -84,11 +89,10 @@ void verify_calls(Session& s, std::vector<SampledCall>& pool, EvalResult& r) {
   }
   r.statistics["verified_calls"] = {{"checked", n}, {"sampled", pool.size()}, {"failed", failed},
                                     {"elements_per_output", s.o.sample_elements}};
-  if (failed) {
-    r.status = Status::rejected;
-    r.error = std::to_string(failed) + " of " + std::to_string(n) +
-              " verified timed calls returned wrong values: the candidate is right only when checked";
-  }
+  if (!failed) return {};
+  return {Status::rejected, std::to_string(failed) + " of " + std::to_string(n) +
+                                " verified timed calls returned wrong values: the candidate is "
+                                "right only when checked"};
 }
 
 // The parent's clock against the candidate's claims, on one set of buckets.
@@ -216,7 +220,9 @@ struct Overheads {
   json to_json() const { return {{"reference_ms", reference}, {"candidate_ms", candidate}, {"jitter_ms", jitter_ms}}; }
 };
 
-std::optional<Overheads> measure_overheads(Session& s, Worker& cand, const TimingSettings& ts, EvalResult& r) {
+// Empty when the candidate failed: `failed` says how.
+std::optional<Overheads> measure_overheads(Session& s, Worker& cand, const TimingSettings& ts,
+                                           EvalResult& r, Verdict& failed) {
   constexpr int kRepeats = 3;
   json empty = batch(s, ts.calls + kSettle);
   empty["empty"] = true;
@@ -226,7 +232,8 @@ std::optional<Overheads> measure_overheads(Session& s, Worker& cand, const Timin
     WorkerReply rr = reference_alone(s, empty, timeout);
     ref.push_back(rr.wall_ms - rr.stalled_ms);
     WorkerReply cr = cand.request(empty, timeout);
-    if (apply_candidate_failure(cr, "timed calls", cand.stderr_tail(), r)) return std::nullopt;
+    failed = candidate_failure(cr, "timed calls", cand.stderr_tail(), r);
+    if (!failed.ok()) return std::nullopt;
     apply_guard_evidence(cr.body, true, r);
     mine.push_back(cr.wall_ms - cr.stalled_ms);
   }
@@ -238,10 +245,9 @@ std::optional<Overheads> measure_overheads(Session& s, Worker& cand, const Timin
   return Overheads{*rlo, cand_lo, std::max(*rhi - *rlo, cand_hi - cand_lo)};
 }
 
-// One bucket: the same batch on both sides, in random order. False (r filled in) when the
-// candidate failed.
-bool time_bucket(Session& s, Worker& cand, const TimingSettings& ts, const Overheads& overhead, TimedRun& run,
-                 EvalResult& r, Bucket& bucket) {
+// One bucket: the same batch on both sides, in random order. Not ok when the candidate failed.
+Verdict time_bucket(Session& s, Worker& cand, const TimingSettings& ts, const Overheads& overhead,
+                    TimedRun& run, EvalResult& r, Bucket& bucket) {
   auto batch_timeout = to_ms(s.call_timeout_s) * (ts.calls + kSettle);
   bucket.calls = ts.calls;
   bucket.ref_overhead_ms = overhead.reference;
@@ -251,11 +257,12 @@ bool time_bucket(Session& s, Worker& cand, const TimingSettings& ts, const Overh
   for (int side = 0; side < 2; ++side) {
     if ((side == 0) == cand_first) {
       WorkerReply rep = cand.request(req, batch_timeout);
-      if (apply_candidate_failure(rep, "timed calls", cand.stderr_tail(), r)) return false;
+      Verdict failed = candidate_failure(rep, "timed calls", cand.stderr_tail(), r);
+      if (!failed.ok()) return failed;
       apply_guard_evidence(rep.body, true, r);
       TimedRun::add_idle(rep.body, run.idle_ms, run.idle_cpu_ms, run.idle_demand_ms);
       const json* recs = call_records(req, rep, r);
-      if (!recs) return false;
+      if (!recs) return malformed_reply();
       run.keep(req, *recs, kSettle);
       bucket.cand_ms = field(*recs, "device_ms");
       bucket.cand_host_ms = field(*recs, "host_ms");
@@ -273,29 +280,30 @@ bool time_bucket(Session& s, Worker& cand, const TimingSettings& ts, const Overh
       bucket.ref_stalled_ms = rep.stalled_ms;
     }
   }
-  return true;
+  return {};
 }
 
 // The idle test needs enough waiting to tell work kept going between calls from a thread pool's
 // brief spin-wait. Fast calls leave the candidate waiting a tenth of a second in all (a thread
 // that worked whenever no call ran showed only 50 ms of CPU in 89 ms of waiting on a loaded
 // two-core machine: under any sane floor). So it waits on, with nothing else run, until it has
-// waited kMinIdleMs in all; one empty call then brings its report. False (r filled in) when the
-// candidate failed.
-bool top_up_idle(Session& s, Worker& cand, TimedRun& run, EvalResult& r) {
+// waited kMinIdleMs in all; one empty call then brings its report. Not ok when the candidate
+// failed.
+Verdict top_up_idle(Session& s, Worker& cand, TimedRun& run, EvalResult& r) {
   constexpr double kMinIdleMs = 400;
-  if (run.idle_ms >= kMinIdleMs) return true;
+  if (run.idle_ms >= kMinIdleMs) return {};
   if (s.timing_done) s.timing_done();
   const double extra_ms = kMinIdleMs - run.idle_ms;
   std::this_thread::sleep_for(microseconds(static_cast<long long>(extra_ms * 1000)));
   json empty = batch(s, 1);
   empty["empty"] = true;
   WorkerReply rep = cand.request(empty, to_ms(s.call_timeout_s));
-  if (apply_candidate_failure(rep, "an empty call", cand.stderr_tail(), r)) return false;
+  Verdict failed = candidate_failure(rep, "an empty call", cand.stderr_tail(), r);
+  if (!failed.ok()) return failed;
   apply_guard_evidence(rep.body, true, r);
   TimedRun::add_idle(rep.body, run.idle_ms, run.idle_cpu_ms, run.idle_demand_ms);
   run.topped_up_ms = extra_ms;
-  return true;
+  return {};
 }
 
 // One set of buckets with the fixed costs it is measured against: buckets are added while their
@@ -307,19 +315,21 @@ struct TimedTry {
   SpeedupEstimate est;
 };
 
+// Empty when the candidate failed: `failed` says how.
 std::optional<TimedTry> timed_try(Session& s, Worker& cand, const TimingSettings& ts, int tries_before, TimedRun& run,
-                                  EvalResult& r) {
+                                  EvalResult& r, Verdict& failed) {
   const EvalOptions& o = s.o;
   // Measured before the buckets, so the two sides alternate in each bucket with nothing else
   // run in between.
-  auto overhead = measure_overheads(s, cand, ts, r);
+  auto overhead = measure_overheads(s, cand, ts, r, failed);
   if (!overhead) return std::nullopt;
   TimedTry t{*overhead, {}, 0, {}};
   double planned = double(ts.buckets * (1 + o.max_remeasure) * (1 + o.noisy_retries));
   for (;;) {
     for (int b = 0; b < ts.buckets; ++b) {
       Bucket bucket;
-      if (!time_bucket(s, cand, ts, t.overhead, run, r, bucket)) return std::nullopt;
+      failed = time_bucket(s, cand, ts, t.overhead, run, r, bucket);
+      if (!failed.ok()) return std::nullopt;
       t.buckets.push_back(std::move(bucket));
       if (o.progress) o.progress("timing", std::min(1.0, double(tries_before * ts.buckets * (1 + o.max_remeasure) + t.buckets.size()) / planned));
     }
@@ -331,7 +341,7 @@ std::optional<TimedTry> timed_try(Session& s, Worker& cand, const TimingSettings
 
 }  // namespace
 
-bool measure(Session& s, Worker& cand, EvalResult& r) {
+Verdict measure(Session& s, Worker& cand, EvalResult& r) {
   const EvalOptions& o = s.o;
   TimingSettings ts = settings_of(o);
   TimedRun run;
@@ -344,24 +354,26 @@ bool measure(Session& s, Worker& cand, EvalResult& r) {
   json extended_for;
   WorkerReply cw = first_call(cand, warm, {calls_s, o.build_timeout_s + calls_s}, extended_for);
   if (!extended_for.is_null()) r.budgets["warmup_extended_for"] = extended_for;
-  if (apply_candidate_failure(cw, "warm-up calls", cand.stderr_tail(), r)) return false;
+  Verdict failed = candidate_failure(cw, "warm-up calls", cand.stderr_tail(), r);
+  if (!failed.ok()) return failed;
   apply_guard_evidence(cw.body, false, r);
   const json* warm_recs = call_records(warm, cw, r);
-  if (!warm_recs) return false;
+  if (!warm_recs) return malformed_reply();
   run.keep(warm, *warm_recs, 0);
-  if (!settle_other_processes(s, cand, others_before_warmup, r)) return false;
+  failed = settle_other_processes(s, cand, others_before_warmup, r);
+  if (!failed.ok()) return failed;
 
   // A figure still noisy after its re-measures is measured again on fresh buckets before it
   // stands: a burst of load on the host passes, and a figure it shrank to nothing would
   // otherwise be stored as final.
   std::vector<TimedTry> tries;
   auto chosen = measure_until_quiet([&]() -> std::optional<double> {
-    auto t = timed_try(s, cand, ts, int(tries.size()), run, r);
+    auto t = timed_try(s, cand, ts, int(tries.size()), run, r, failed);
     if (!t) return std::nullopt;
     tries.push_back(std::move(*t));
     return tries.back().est.spread;
   }, o.spread_limit, o.noisy_retries);
-  if (!chosen) return false;
+  if (!chosen) return failed;
   const TimedTry& chosen_try = tries[chosen->chosen];
   const std::vector<Bucket>& buckets = chosen_try.buckets;
   const SpeedupEstimate& est = chosen_try.est;
@@ -387,12 +399,13 @@ bool measure(Session& s, Worker& cand, EvalResult& r) {
   ClockCheck clocks = check_clocks(buckets, est, is_cuda_device(o.device), overhead->jitter_ms);
   r.statistics["batch_overhead"] = overhead->to_json();
   if (clocks.disagrees) {
-    auto overhead_again = measure_overheads(s, cand, ts, r);
-    if (!overhead_again) return false;
+    auto overhead_again = measure_overheads(s, cand, ts, r, failed);
+    if (!overhead_again) return failed;
     std::vector<Bucket> again;
     for (int b = 0; b < ts.buckets; ++b) {
       Bucket bucket;
-      if (!time_bucket(s, cand, ts, *overhead_again, run, r, bucket)) return false;
+      failed = time_bucket(s, cand, ts, *overhead_again, run, r, bucket);
+      if (!failed.ok()) return failed;
       again.push_back(std::move(bucket));
     }
     ClockCheck confirm = check_clocks(again, estimate_speedup(again), is_cuda_device(o.device), overhead_again->jitter_ms);
@@ -412,7 +425,8 @@ bool measure(Session& s, Worker& cand, EvalResult& r) {
   // lasts about a millisecond; this asks for a third of all the waiting and more than 50 ms, and
   // for more than twice the reference's rate (an honest torch process on the H200 once showed
   // 450 ms in 668 ms: what its runtime's threads do, the reference's do too).
-  if (!top_up_idle(s, cand, run, r)) return false;
+  failed = top_up_idle(s, cand, run, r);
+  if (!failed.ok()) return failed;
   if (s.timing_done && run.topped_up_ms == 0) s.timing_done();
   check_other_processes(s, cand, r);
   r.statistics["idle"] = {{"wait_ms", run.idle_ms}, {"other_threads_cpu_ms", run.idle_cpu_ms},
@@ -427,8 +441,7 @@ bool measure(Session& s, Worker& cand, EvalResult& r) {
                "the candidate's other threads used " + std::to_string(int(run.idle_cpu_ms)) + " ms of CPU and waited " +
                    std::to_string(int(run.idle_demand_ms - run.idle_cpu_ms)) + " ms for more, during " +
                    std::to_string(int(run.idle_ms)) + " ms in which it had no call to run: work kept going between calls");
-  verify_calls(s, run.pool, r);
-  return true;
+  return verify_calls(s, run.pool, r);
 }
 
 void attribute(Session& s, Worker& cand, const std::string& candidate_source, EvalResult& r) {

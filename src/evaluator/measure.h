@@ -13,6 +13,7 @@
 #include <string>
 
 #include "evaluator/evaluator.h"
+#include "evaluator/status.h"
 #include "runner/worker.h"
 
 namespace cudal1 {
@@ -63,8 +64,9 @@ json make_calls(Session& s, int n);
 void apply_guard_evidence(const json& reply, bool threads_count, EvalResult& r);
 
 // Warm-up, then paired buckets; fills runtime_ms, speedup, statistics and flags, and verifies a
-// random subset of the calls. Returns false (r filled in) when the candidate failed meanwhile.
-bool measure(Session& s, Worker& cand, EvalResult& r);
+// random subset of the calls. Not ok when the candidate failed meanwhile (stops) or the verified
+// calls returned wrong values.
+Verdict measure(Session& s, Worker& cand, EvalResult& r);
 
 // A few calls under the profiler: statistics.attribution and the decoy flag (CUDA only).
 void attribute(Session& s, Worker& cand, const std::string& candidate_source, EvalResult& r);

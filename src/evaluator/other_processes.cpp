@@ -35,10 +35,11 @@ json watch_record(double cpu_ms, double settle_ms) {
 
 }  // namespace
 
-bool settle_other_processes(Session& s, Worker& cand, double others_cpu_before_ms, EvalResult& r) {
+Verdict settle_other_processes(Session& s, Worker& cand, double others_cpu_before_ms,
+                               EvalResult& r) {
   Process& p = cand.process();
-  if (!p.sandboxed() || p.exit_info()) return true;
-  if (p.others_cpu_ms() - others_cpu_before_ms < 1.0) return true;
+  if (!p.sandboxed() || p.exit_info()) return {};
+  if (p.others_cpu_ms() - others_cpu_before_ms < 1.0) return {};
   double waited = 0, used = 0;
   while (waited < kSettleLimitMs) {
     used = cpu_in_window(p);
@@ -46,15 +47,13 @@ bool settle_other_processes(Session& s, Worker& cand, double others_cpu_before_m
     if (used <= kLimitMs) break;
   }
   s.others_settle_ms = waited;
-  if (used <= kLimitMs) return true;
+  if (used <= kLimitMs) return {};
   std::string evidence = "processes the candidate started kept using CPU for " + std::to_string(int(waited / 1000)) +
                          " s after its warm-up calls, while it had no call to run (" + std::to_string(int(used)) +
                          " ms in the last " + std::to_string(int(kWatchMs)) + " ms): work kept going between calls, not a pool starting";
   r.statistics["other_processes"] = watch_record(used, waited);
   r.add_flag("background_process", Severity::block, evidence);
-  r.status = Status::rejected;
-  r.error = "timing could not be trusted: " + evidence;
-  return false;
+  return {Status::rejected, "timing could not be trusted: " + evidence, true};
 }
 
 void check_other_processes(Session& s, Worker& cand, EvalResult& r) {

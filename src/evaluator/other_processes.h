@@ -10,11 +10,12 @@ namespace cudal1 {
 // Before timing: a pool the candidate started may still be starting (inductor's compile workers
 // import their libraries after the first compile, seconds of CPU). It gets up to
 // kSettleLimitMs to go quiet; starting is not work between calls. Processes that never go quiet
-// are working, not starting: flagged background_process (block), status rejected, and false,
-// so timing is not spent on them. The wait is kept in s.others_settle_ms. Nothing is
+// are working, not starting: flagged background_process (block), and a rejection that stops
+// the timing, so timing is not spent on them. The wait is kept in s.others_settle_ms. Nothing is
 // waited for when they used no CPU since `others_cpu_before_ms` (Process::others_cpu_ms, read
 // before the warm-up calls): the usual case, a candidate that starts no process.
-bool settle_other_processes(Session& s, Worker& cand, double others_cpu_before_ms, EvalResult& r);
+Verdict settle_other_processes(Session& s, Worker& cand, double others_cpu_before_ms,
+                               EvalResult& r);
 
 // After timing, with nothing stopped, while the candidate waits between calls: CPU its other
 // processes use then is work done outside the timed calls (background_process, blocking). Also

@@ -10,6 +10,7 @@
 #include "evaluator/evaluator.h"
 #include "evaluator/fixture_cases.h"
 #include "runner/process.h"
+#include "task_facts/store_task_facts.h"
 
 using namespace cudal1;
 
@@ -48,6 +49,7 @@ TEST(Timing, IdenticalCandidateScoresAboutOne) {
   o.task_path = task.string();
   o.candidate_path = cand.string();
   o.device = CUDAL1_TEST_DEVICE;
+  o.task_facts = store_task_facts(nullptr);
   EvalResult r = evaluate(o);
   if (pinned) sched_setaffinity(0, sizeof saved, &saved);
   std::filesystem::remove(cand);

@@ -23,52 +23,42 @@ std::string location(const json& failure) {
 
 }  // namespace
 
-bool apply_candidate_failure(const WorkerReply& reply, const std::string& what,
-                             const std::string& stderr_tail, EvalResult& r) {
+Verdict candidate_failure(const WorkerReply& reply, const std::string& what,
+                          const std::string& stderr_tail, EvalResult& r) {
   using K = WorkerReply::Kind;
   std::string err_tail = stderr_tail.empty() ? "" : "\nstderr (tail):\n" + tail_lines(stderr_tail, 1500);
   switch (reply.kind) {
     case K::ok: break;
-    case K::timeout:
-      r.status = Status::timeout;
-      r.error = what + ": " + reply.detail;
-      return true;
-    case K::exited:
-      r.status = Status::crash;
-      r.error = what + ": " + reply.detail + err_tail;
-      return true;
+    case K::timeout: return {Status::timeout, what + ": " + reply.detail, true};
+    case K::exited: return {Status::crash, what + ": " + reply.detail + err_tail, true};
     case K::output_flood:
-    case K::memory_exceeded:
-      r.status = Status::runtime_error;
-      r.error = what + ": " + reply.detail;
-      return true;
+    case K::memory_exceeded: return {Status::runtime_error, what + ": " + reply.detail, true};
     case K::protocol_error:
-      r.status = Status::rejected;
       r.add_flag("fake_worker_output", Severity::block, reply.detail);
-      r.error = what + ": the candidate process wrote to the result channel";
-      return true;
+      return {Status::rejected, what + ": the candidate process wrote to the result channel", true};
   }
   const json& b = reply.body;
-  if (b.value("ok", false)) return false;
+  if (b.value("ok", false)) return {};
   std::string error = b.value("error", "");
   if (error == "candidate") {
     const json& f = b.value("failure", json::object());
     std::string kind = f.value("kind", "");
-    r.status = (kind == "syntax" || kind == "build") ? Status::compile_error : Status::runtime_error;
-    r.error = what + ": " + location(f) + f.value("message", "");
+    Verdict v{(kind == "syntax" || kind == "build") ? Status::compile_error : Status::runtime_error,
+              what + ": " + location(f) + f.value("message", ""), true};
     if (kind == "missing")
-      r.error += " (a candidate must define class ModelNew(nn.Module) taking the task's constructor arguments)";
+      v.error += " (a candidate must define class ModelNew(nn.Module) taking the task's "
+                 "constructor arguments)";
     if (kind == "import" || kind == "build") {
       std::string tb = f.value("traceback", "");
-      if (!tb.empty()) r.error += "\n" + tail_lines(tb, 1500);
+      if (!tb.empty()) v.error += "\n" + tail_lines(tb, 1500);
     }
-    return true;
+    return v;
   }
-  r.status = Status::runtime_error;
-  r.error = what + ": " + b.value("type", std::string("error")) + ": " + b.value("message", "");
+  std::string type = b.value("type", std::string("error"));
+  Verdict v{Status::runtime_error, what + ": " + type + ": " + b.value("message", ""), true};
   std::string tb = b.value("traceback", "");
-  if (!tb.empty()) r.error += "\n" + tail_lines(tb, 1500);
-  return true;
+  if (!tb.empty()) v.error += "\n" + tail_lines(tb, 1500);
+  return v;
 }
 
 bool apply_exact_checks(const json& run_reply, int case_index, EvalResult& r) {

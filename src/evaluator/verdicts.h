@@ -5,17 +5,18 @@
 #include <string>
 #include <vector>
 
-#include "tensors/compare.h"
 #include "evaluator/result.h"
+#include "evaluator/status.h"
+#include "tensors/compare.h"
 #include "tensors/tensor_file.h"
 #include "runner/worker.h"
 
 namespace cudal1 {
 
-// A worker reply that is not a normal answer: sets status and error on `r`, returns true.
-// `what` names the step ("loading the candidate", "case 3").
-bool apply_candidate_failure(const WorkerReply& reply, const std::string& what,
-                             const std::string& stderr_tail, EvalResult& r);
+// A worker reply that is not a normal answer: its verdict (stops), else ok. A forged reply also
+// flags `r`. `what` names the step ("loading the candidate", "case 3").
+Verdict candidate_failure(const WorkerReply& reply, const std::string& what,
+                          const std::string& stderr_tail, EvalResult& r);
 
 // The exact checks reported for one case's outputs (plain tensor, materialised, device, aliasing,
 // inputs unchanged); adds blocking flags to `r` and returns whether any check failed.

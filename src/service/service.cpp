@@ -14,6 +14,7 @@
 #include "rl/reward.h"
 #include "service/http_front.h"
 #include "service/net_address.h"
+#include "task_facts/store_task_facts.h"
 #include "tasks/suite.h"
 
 namespace fs = std::filesystem;
@@ -129,7 +130,7 @@ void RewardService::run_job(const Job& job, const std::string& device) {
     o.device = device;
     o.task_path = r.at("task_path").get<std::string>(), o.candidate_path = r.at("candidate_path").get<std::string>();
     o.timing = r.value("timing", o.timing), o.baselines = r.value("baselines", o.baselines);
-    o.cache_store = &store_;
+    o.task_facts = store_task_facts(&store_);
     o.device_gate = shares_.gate_for(device);
     o.memory_budget = shares_.memory;
     const std::string task_src = files_.read(o.task_path), cand_src = files_.read(o.candidate_path);

@@ -1,0 +1,59 @@
+// evaluator/task_facts.h — what an evaluation learns about its task rather than its candidate:
+// the task's degenerate-task lint and its baselines' figures. The evaluator asks for them
+// through this interface; the layer above it (src/task_facts) computes them and decides whether
+// they are cached, so the evaluator depends on neither the lint, the baselines nor the store.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "evaluator/result.h"
+#include "tensors/compare.h"
+
+namespace cudal1 {
+
+// The task an evaluation runs, as the facts about it need it.
+struct TaskQuery {
+  std::string task_path;
+  std::string device;
+  std::string python;  // the Python the evaluation's workers run
+  ToleranceMode tolerance = ToleranceMode::standard;
+  std::vector<std::string> hidden;  // out of the workers' sight (sandbox/sandbox.h)
+};
+
+// The task's lint as a result carries it: its JSON record and the flags it raises.
+struct TaskLint {
+  json record = json::object();
+  std::vector<Flag> flags;
+};
+
+// What the baselines are timed as: the candidate's timing settings and which baselines.
+struct BaselineRequest {
+  std::vector<std::string> names;  // empty: every one
+  int buckets = 0, calls = 0, warmup = 0;
+  json env = json::object();  // the reference worker's environment, when known
+  // Called once the baselines are built and checked, before they are timed.
+  std::function<void()> before_timing;
+};
+
+// The baselines' figures: their record, and each one's ratio to eager (none: unavailable).
+struct TaskBaselines {
+  json record = json::object();
+  std::vector<std::pair<std::string, std::optional<double>>> ratios;
+};
+
+class TaskFacts {
+ public:
+  virtual ~TaskFacts() = default;
+  // Throws Error when the task cannot be linted (it does not load, the worker breaks down).
+  virtual TaskLint lint(const TaskQuery& task) = 0;
+  // Throws Error when the baselines cannot be measured.
+  virtual TaskBaselines baselines(const TaskQuery& task, const BaselineRequest& request) = 0;
+  // True when one answer serves every evaluation of the task (a cache): lanes evaluating the
+  // same task then compute it one at a time, the later ones reading the first one's answer.
+  virtual bool shared() const = 0;
+};
+
+}  // namespace cudal1

@@ -1,0 +1,59 @@
+#include "task_facts/store_task_facts.h"
+
+#include "baselines/baselines.h"
+#include "lint/lint.h"
+
+namespace cudal1 {
+
+namespace {
+
+class StoreTaskFacts : public TaskFacts {
+ public:
+  explicit StoreTaskFacts(Store* store) : store_(store) {}
+
+  TaskLint lint(const TaskQuery& task) override {
+    LintResult lint = lint_task_cached(task.task_path, task.device, task.tolerance, store_,
+                                       task.python, task.hidden);
+    TaskLint out;
+    out.record = lint.to_json();
+    for (auto& f : lint.findings)
+      out.flags.push_back({"degenerate_task", Severity::warn,
+                           "the task is degenerate (" + f.id + "): " + f.evidence});
+    if (lint.fixed_weights)
+      out.flags.push_back({"weights_fixed", Severity::warn, kFixedWeightsWarning});
+    return out;
+  }
+
+  TaskBaselines baselines(const TaskQuery& task, const BaselineRequest& request) override {
+    BaselineOptions bo;
+    bo.task_path = task.task_path;
+    bo.device = task.device;
+    bo.python = task.python;
+    bo.store = store_;
+    bo.env = request.env;
+    bo.names = request.names;
+    bo.buckets = request.buckets;
+    bo.calls = request.calls;
+    bo.warmup = request.warmup;
+    bo.hidden = task.hidden;
+    bo.before_timing = request.before_timing;
+    BaselineSet b = measure_baselines(bo);
+    TaskBaselines out;
+    out.record = b.to_json();
+    for (auto& f : b.figures) out.ratios.emplace_back(f.name, f.ratio);
+    return out;
+  }
+
+  bool shared() const override { return store_ != nullptr; }
+
+ private:
+  Store* store_;
+};
+
+}  // namespace
+
+std::shared_ptr<TaskFacts> store_task_facts(Store* store) {
+  return std::make_shared<StoreTaskFacts>(store);
+}
+
+}  // namespace cudal1
