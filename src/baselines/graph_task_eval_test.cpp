@@ -64,23 +64,6 @@ Command run(const std::string& cmd, bool with_stderr = false) {
   return r;
 }
 
-// Sets an environment variable for one scope (the strict switch the candidate's process inherits).
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (old_) setenv(name_, old_->c_str(), 1);
-    else unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
 // A task whose forward reads a value back to the host: fine eagerly, impossible to capture.
 const char* kHostSyncTask = R"PY(import torch
 import torch.nn as nn
@@ -101,8 +84,10 @@ def get_init_inputs():
     return []
 )PY";
 
-EvalResult verify(const fs::path& task, const fs::path& candidate) {
+// `strict`: the graph code raises where it would fall back to eager (as `enrich` runs it).
+EvalResult verify(const fs::path& task, const fs::path& candidate, bool strict = false) {
   EvalOptions o;
+  if (strict) o.extra_env[kGraphStrictEnv] = "1";
   o.task_path = task.string();
   o.candidate_path = candidate.string();
   o.device = CUDAL1_TEST_DEVICE;
@@ -127,13 +112,11 @@ std::vector<json> jsonl(const fs::path& file) {
 // switch on, only a replayed graph can be accepted.
 TEST(GraphTaskEval, TheEvaluatorAcceptsTheGraphVersion) {
   fs::path dir = temp_dir("accept");
-  std::optional<ScopedEnv> strict;
-  if (kCuda) strict.emplace(kGraphStrictEnv, "1");
   for (const char* name : {"two_outputs", "conv_bn_relu", "scale_add"}) {
     fs::path task = fixtures_dir() / "tasks" / (std::string(name) + ".py");
     fs::path file = dir / (std::string(name) + "_graph.py");
     write(file, graph_task_source(name, read_file(task)));
-    EvalResult r = verify(task, file);
+    EvalResult r = verify(task, file, kCuda);
     std::string flags;
     for (auto& f : r.flags) flags += " " + f.id;
     EXPECT_TRUE(r.accepted) << name << ": " << status_name(r.status) << " " << r.error << flags;

@@ -200,8 +200,8 @@ void run_enrich(const EnrichArgs& a) {
   std::unique_ptr<Store> store = cpu ? nullptr : open_store(a.db, a.no_store);
   // The strict graph code raises where it would fall back to eager, so acceptance means the
   // graphs were replayed; stored under a key of its own, apart from plain evaluations of the file.
-  if (!pending.empty()) setenv(kGraphStrictEnv, "1", 1);
   EvalOptions base;
+  if (!pending.empty()) base.extra_env[kGraphStrictEnv] = "1";
   base.device = a.device, base.python = a.python;
   base.timing = false, base.lint = false;
   base.task_facts = store_task_facts(store.get());

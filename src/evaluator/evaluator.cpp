@@ -9,6 +9,7 @@
 #include <random>
 
 #include "core/error.h"
+#include "core/format.h"
 #include "core/hash.h"
 #include "evaluator/evaluation.h"
 #include "evaluator/prebuilt.h"
@@ -59,7 +60,7 @@ uint64_t evaluation_footprint(const fs::path& inputs_dir, const std::vector<std:
 
 }  // namespace
 
-std::string EvalOptions::protocol_key() const {
+std::string EvalProtocol::protocol_key() const {
   // Everything that changes what a figure means: a quick 3-bucket run or a fixed seed is not
   // the default protocol and must not answer for it.
   std::string key = std::string(kProtocolVersion) + ";tol=" + tolerance_mode_name(tolerance) +
@@ -68,6 +69,7 @@ std::string EvalOptions::protocol_key() const {
   if (calls_per_bucket > 0) key += ";calls=" + std::to_string(calls_per_bucket);
   if (seed) key += ";seed=" + std::to_string(*seed);
   if (allow_reduced_precision) key += ";precision=reduced-allowed";
+  for (auto& [name, value] : extra_env) key += ";env:" + name + "=" + value;
   return key;
 }
 
@@ -137,6 +139,7 @@ PreparedPtr prepare_evaluation(const EvalOptions& options) {
   // The trusted reference and the untrusted candidate start now and import torch while the
   // caller does other work; neither touches the GPU before run_evaluation asks it to.
   WorkerSpec rs{WorkerRole::reference, p->python, p->ref_dir.string(), o.device, {}, {}};
+  rs.env = o.extra_env;
   rs.limits.output_bytes = std::size_t(64) << 20;
   // Trusted to define the answers, not to touch anything else: a task may be a client's. It
   // writes the inputs, the expected outputs and the oracle, and reads its own file.
@@ -146,6 +149,7 @@ PreparedPtr prepare_evaluation(const EvalOptions& options) {
 
   WorkerSpec& cspec = p->cspec;
   cspec = {WorkerRole::candidate, p->python, p->cand_dir.string(), o.device, {}, {}};
+  cspec.env = o.extra_env;
   cspec.limits.output_bytes = o.output_limit_kb << 10;
   cspec.limits.memory_bytes = o.memory_limit_mb << 20;
   cspec.limits.limit_address_space = !is_cuda_device(o.device);  // CUDA reserves far more address space than it uses
@@ -278,6 +282,10 @@ EvalResult& finish(PreparedEvaluation& p, const Verdict& verdict, StageClock& st
   p.r.status = verdict.status;
   p.r.error = verdict.error;
   p.r.accepted = p.r.status == Status::ok && !p.r.has_blocking_flag();
+  if (auto waited = stages.timing_turn_given_up())
+    p.r.add_flag("device_shared", Severity::warn,
+                 "another cudal1 process kept its turn at timing this device for " +
+                     format_fixed(*waited, 0) + " s; timed without the turn, so the figures may carry its load");
   stages.enter(Stage::done);
   return p.r;
 }
@@ -302,7 +310,10 @@ static EvalResult run_once(PreparedEvaluation& p) {
   EvalResult& r = p.r;
   r.phase_seconds["prepare"] = p.prepare_seconds;
   std::optional<DeviceGate::Member::Scope> joined = join_device_gate(p);
-  StageClock stages(r.phase_seconds, o.device_gate, p.member.get(), o.progress);
+  // On CUDA, timing also takes the machine's turn for the device: other cudal1 processes there
+  // know nothing of this one's device gate (core/timing_turn.h).
+  StageClock stages(r.phase_seconds, o.device_gate, p.member.get(), o.progress,
+                    is_cuda_device(o.device) ? o.device : std::string());
   // Host memory before anything of the device is held: an evaluation waiting here must not keep
   // another from the exclusive hold it needs to finish and free its memory.
   if (o.memory_budget)

@@ -24,10 +24,29 @@ static_assert(std::size(kStages) == std::size_t(Stage::done) + 1);
 
 const StageInfo& stage_info(Stage stage) { return kStages[std::size_t(stage)]; }
 
+// Long enough for another process's timing stage (its buckets, a re-measure, a fresh re-timing),
+// short enough that a process holding the file forever costs others no more than this.
+constexpr auto kTimingTurnPatience = std::chrono::seconds(300);
+
 StageClock::StageClock(json& phase_seconds, std::shared_ptr<DeviceGate> gate,
-                       DeviceGate::Member* member, Progress progress)
+                       DeviceGate::Member* member, Progress progress, std::string turn_device)
     : phase_seconds_(phase_seconds), gate_(std::move(gate)), member_(member),
-      progress_(std::move(progress)) {}
+      progress_(std::move(progress)), turn_device_(std::move(turn_device)) {}
+
+// Exclusive stages hold the turn; it is given back as soon as a shared stage (or the end) comes.
+StageClock::Clock::time_point StageClock::take_timing_turn(Stage stage, Clock::time_point now) {
+  if (turn_device_.empty()) return now;
+  if (stage_info(stage).mode != Mode::exclusive || stage == Stage::done) {
+    turn_.release();
+    return now;
+  }
+  if (turn_.held()) return now;
+  turn_ = TimingTurn::take(turn_device_, kTimingTurnPatience);
+  if (!turn_.held()) turn_given_up_s_ = turn_.waited_s();
+  auto after = Clock::now();
+  add_seconds("timing_turn_wait", now, after);
+  return after;
+}
 
 void StageClock::add_seconds(const std::string& phase, Clock::time_point from,
                              Clock::time_point to) {
@@ -82,6 +101,7 @@ void StageClock::enter(Stage stage, double fraction) {
   else if (member_ && now_ == Stage::idle_check && stage != Stage::done)
     member_->set_freezable(true);
   if (gate_) now = hold_device(stage, now);
+  now = take_timing_turn(stage, now);
   now_ = stage;
   start_ = now;
   if (progress_) progress_(stage_info(stage).label, fraction);

@@ -19,6 +19,7 @@
 #include "core/device_gate.h"
 #include "core/keyed_mutex.h"
 #include "core/memory_budget.h"
+#include "core/timing_turn.h"
 #include "evaluator/result.h"
 
 namespace cudal1 {
@@ -41,8 +42,10 @@ class StageClock {
   using Progress = std::function<void(const std::string& stage, double fraction)>;
   // `gate` may be null (no other user of the device is known); `member`, this evaluation's
   // processes that a freezing gate may stop, may be null and must outlive the clock.
+  // `turn_device`: a CUDA device whose exclusive stages also take the machine-wide timing turn
+  // (core/timing_turn.h), so other cudal1 processes do not run on it meanwhile; empty: none.
   StageClock(json& phase_seconds, std::shared_ptr<DeviceGate> gate, DeviceGate::Member* member,
-             Progress progress);
+             Progress progress, std::string turn_device = {});
 
   // Ends the stage running now and begins `stage`, holding the device as the stage needs it.
   void enter(Stage stage);
@@ -52,6 +55,10 @@ class StageClock {
   // finds `key` taken waits holding nothing of the device (the other may need it alone).
   KeyedMutex::Guard one_lane_per_task(const std::string& key);
 
+  // Set when an exclusive stage gave up waiting for the machine-wide timing turn and went on
+  // without it: the seconds it waited.
+  std::optional<double> timing_turn_given_up() const { return turn_given_up_s_; }
+
   // Host memory, waited for before anything of the device is held.
   MemoryBudget::Hold reserve_memory(MemoryBudget& budget, uint64_t bytes);
 
@@ -60,6 +67,7 @@ class StageClock {
   void close_stage(Clock::time_point now);
   void add_seconds(const std::string& phase, Clock::time_point from, Clock::time_point to);
   Clock::time_point hold_device(Stage stage, Clock::time_point now);
+  Clock::time_point take_timing_turn(Stage stage, Clock::time_point now);
 
   json& phase_seconds_;
   std::shared_ptr<DeviceGate> gate_;
@@ -69,6 +77,9 @@ class StageClock {
   std::optional<Stage> now_;  // none before the first stage
   Clock::time_point start_ = Clock::now();
   std::chrono::nanoseconds frozen_before_{0};  // the member's frozen time when the stage began
+  std::string turn_device_;
+  TimingTurn turn_;
+  std::optional<double> turn_given_up_s_;
 };
 
 }  // namespace cudal1

@@ -2,7 +2,11 @@
 // other evaluations share.
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <filesystem>
 #include <thread>
 #include <vector>
 
@@ -80,4 +84,36 @@ TEST(Stages, ALaneWaitingForTheSameTasksFactsHoldsNoDevice) {
   // It gave up its shared hold (else the timing above would never have begun) and waited at
   // least the timing's 20 ms.
   EXPECT_GE(second_phases.value("same_task_wait", 0.0), 0.015) << second_phases.dump();
+}
+
+// On CUDA, exclusive stages also hold the machine's timing turn, which other cudal1 processes
+// (which know nothing of this one's gate) wait for; shared stages give it back.
+TEST(Stages, TimingOnCudaHoldsTheMachinesTurnForTheDevice) {
+  auto dir = std::filesystem::temp_directory_path() / ("cudal1_stage_turns_" + std::to_string(getpid()));
+  setenv("CUDAL1_TIMING_LOCKS", dir.c_str(), 1);
+  json phases = json::object();
+  StageClock clock(phases, nullptr, nullptr, nullptr, "cuda:0");
+  clock.enter(Stage::checking);
+  EXPECT_TRUE(TimingTurn::take("cuda:0", 0ms).held()) << "a shared stage holds no turn";
+  clock.enter(Stage::timing);
+  EXPECT_FALSE(TimingTurn::take("cuda:0", 50ms).held()) << "timing without the machine's turn";
+  EXPECT_TRUE(phases.contains("timing_turn_wait")) << phases.dump();
+  clock.enter(Stage::idle_check);
+  EXPECT_TRUE(TimingTurn::take("cuda:0", 0ms).held()) << "the turn outlived the timing";
+  EXPECT_FALSE(clock.timing_turn_given_up());
+  {
+    TimingTurn other = TimingTurn::take("cuda:0", 0ms);  // another process times meanwhile
+    ASSERT_TRUE(other.held());
+    std::thread done_later([&] {
+      std::this_thread::sleep_for(100ms);
+      other.release();
+    });
+    clock.enter(Stage::re_timing);
+    done_later.join();
+  }
+  EXPECT_FALSE(clock.timing_turn_given_up()) << "it waited for the other's turn to end";
+  EXPECT_GE(phases.value("timing_turn_wait", 0.0), 0.05) << phases.dump();
+  clock.enter(Stage::done);
+  unsetenv("CUDAL1_TIMING_LOCKS");
+  std::filesystem::remove_all(dir);
 }

@@ -77,11 +77,13 @@ TEST(Timing, UnsynchronisedWorkIsTheGapBeyondTheReferences) {
 }
 
 TEST(Protocol, NonDefaultTimingOrSeedsNeverAnswerForTheDefault) {
-  EvalOptions plain, quick, seeded;
+  EvalOptions plain, quick, seeded, strict;
   quick.buckets = 3;
   seeded.seed = 42;
+  strict.extra_env["CUDA_GRAPH_STRICT"] = "1";  // the task's code may read it
   EXPECT_NE(plain.protocol_key(), quick.protocol_key());
   EXPECT_NE(plain.protocol_key(), seeded.protocol_key());
+  EXPECT_NE(plain.protocol_key(), strict.protocol_key());
   EXPECT_EQ(plain.protocol_key(), EvalOptions{}.protocol_key());
 }
 

@@ -17,6 +17,7 @@ Worker::Worker(const WorkerSpec& spec)
   ps.argv = {spec.python, "-B", script.string(), role_name_, "--device", spec.device};
   ps.cwd = spec.workdir;
   ps.limits = spec.limits;
+  ps.env = spec.env;
   ps.env["PYTHONUNBUFFERED"] = "1";
   ps.env["PYTHONDONTWRITEBYTECODE"] = "1";
   ps.env["HOME"] = spec.workdir;  // nothing of the user's home leaks in or gets written

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,6 +33,9 @@ struct WorkerSpec {
   // Confined (code from outside): the workdir is its scratch; the interpreter's own paths and
   // the worker scripts are added to what it may read.
   std::optional<SandboxPolicy> sandbox;
+  // Variables the caller sets for this worker on purpose (a task's strict mode), beside the
+  // allow-listed ones; the worker's own settings (HOME, TMPDIR, the heap's) still win.
+  std::map<std::string, std::string> env;
 };
 
 // How a request ended, from the parent's point of view.
