@@ -9,13 +9,10 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-try:
-    import torch
-except ImportError:  # ctest's python3 may lack torch: go on in the one the evaluator would use
-    for python in filter(None, [os.environ.get("CUDAL1_PYTHON"), "/usr/bin/python3"]):
-        if os.access(python, os.X_OK) and os.path.realpath(python) != os.path.realpath(sys.executable):
-            os.execv(python, [python] + sys.argv)
-    raise
+import with_torch  # noqa: E402
+
+with_torch.ensure()
+import torch  # noqa: E402
 
 import baselines  # noqa: E402
 import calls  # noqa: E402
