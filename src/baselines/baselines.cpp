@@ -69,7 +69,8 @@ BaselineFigure baseline_figure(const std::string& name, const json& buckets) {
     return f;
   }
   f.ratio = median(ratios);
-  f.eager_ms = median(eager), f.baseline_ms = median(base);
+  f.eager_ms = median(eager);
+  f.baseline_ms = median(base);
   f.spread = (quantile(ratios, 0.75) - quantile(ratios, 0.25)) / *f.ratio;
   return f;
 }

@@ -33,7 +33,8 @@ TEST(BaselinesEval, ControlIsNearOneAndTheCacheAnswersAgain) {
   o.task_path = (fixtures_dir() / "tasks" / "gemm_relu.py").string();
   o.device = "cpu";
   o.store = &store;
-  o.buckets = 3, o.calls = 5;
+  o.buckets = 3;
+  o.calls = 5;
   o.names = baseline_names();
   o.names.push_back("eager_control");
   BaselineSet first = measure_baselines(o);
@@ -60,7 +61,8 @@ TEST(BaselinesEval, EvaluationCarriesTheBaselines) {
   EvalOptions o;
   o.task_path = (fixtures_dir() / "tasks" / "scale_add.py").string();
   o.candidate_path = (fixtures_dir() / "candidates" / "ok_scale_add_alpha.py").string();
-  o.buckets = 3, o.calls_per_bucket = 4;
+  o.buckets = 3;
+  o.calls_per_bucket = 4;
   o.lint = false;
   o.baselines = true;
   o.task_facts = store_task_facts(&store);
@@ -99,7 +101,8 @@ TEST(BaselinesEval, LanesOnOneTaskComputeItsLintAndBaselinesOnce) {
   EvalOptions o;
   o.task_path = (fixtures_dir() / "tasks" / "scale_add.py").string();
   o.candidate_path = (fixtures_dir() / "candidates" / "ok_scale_add_alpha.py").string();
-  o.buckets = 3, o.calls_per_bucket = 4;
+  o.buckets = 3;
+  o.calls_per_bucket = 4;
   o.lint = true;
   o.baselines = true;
   o.baseline_names = {"cudnn_autotune"};

@@ -68,7 +68,10 @@ std::string NinjaFile::command(const std::string& rule, const std::vector<std::s
     }
     std::size_t b = i + 1, e = b;
     bool braced = n == '{';
-    if (braced) ++b, e = b;
+    if (braced) {
+      ++b;
+      e = b;
+    }
     while (e < t.size() && (isalnum(static_cast<unsigned char>(t[e])) || t[e] == '_')) ++e;
     std::string name = t.substr(b, e - b);
     if (name == "in") r += joined;

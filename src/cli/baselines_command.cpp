@@ -29,8 +29,12 @@ void run_baselines(const BaselinesArgs& a) {
           {false, false, true, true, true, true, false});
   for (auto& task : a.tasks) {
     BaselineOptions o;
-    o.task_path = resolve_task_file(task), o.device = a.device, o.python = a.python, o.store = store.get();
-    o.buckets = a.buckets, o.calls = a.calls;
+    o.task_path = resolve_task_file(task);
+    o.device = a.device;
+    o.python = a.python;
+    o.store = store.get();
+    o.buckets = a.buckets;
+    o.calls = a.calls;
     o.names = baseline_names();
     if (a.control) o.names.push_back("eager_control");
     BaselineSet s = measure_baselines(o);

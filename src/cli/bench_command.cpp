@@ -43,7 +43,8 @@ json bench_row(const QueueJob& job, const std::optional<EvalResult>& r, const st
   json row = {{"task", job.id}, {"level", job.meta.value("level", 0)}};
   if (const json c = job.meta.value("claimed", json::object()); c.contains("eager")) row["claimed_speedup"] = c["eager"];
   if (!r) {
-    row["status"] = "error", row["accepted"] = false;
+    row["status"] = "error";
+    row["accepted"] = false;
     row["flags"] = json::array({{{"name", "evaluation_error"}, {"severity", "block"}, {"evidence", error}}});
     return row;
   }

@@ -117,9 +117,12 @@ TEST(Cli, AVerdictPlantedInTheStoreIsNeverAnswered) {
   fs::path db = dir / "results.db";
   { cudal1::Store created(db); }
   cudal1::EvalOptions o;  // eval_args' protocol: 3 buckets of 3 calls
-  o.buckets = 3, o.calls_per_bucket = 3;
+  o.buckets = 3;
+  o.calls_per_bucket = 3;
   cudal1::EvalResult forged;
-  forged.status = cudal1::Status::ok, forged.accepted = true, forged.speedup["eager"] = 50.0;
+  forged.status = cudal1::Status::ok;
+  forged.accepted = true;
+  forged.speedup["eager"] = 50.0;
   {
     SQLite::Database raw(db.string(), SQLite::OPEN_READWRITE);
     SQLite::Statement ins(raw, "INSERT INTO evaluations (task_hash, candidate_hash, candidate_source, device, protocol, "

@@ -206,8 +206,11 @@ void run_eval(EvalArgs& a) {
       // Repeats are fresh evaluations: the point is to see the spread between them.
       EvalResult r = evaluate_one(o, candidate, store.get(), a.force || rep > 0, stored);
       if (tty) std::fprintf(stderr, "\r\033[K");
-      if (r.infrastructure_failure())
-        ++machine_failed, machine_failures += (machine_failures.empty() ? "" : "; ") + name + " (" + r.infrastructure.value("cause", "") + ")";
+      if (r.infrastructure_failure()) {
+        ++machine_failed;
+        machine_failures += (machine_failures.empty() ? "" : "; ") + name + " (" +
+                            r.infrastructure.value("cause", "") + ")";
+      }
       if (a.json_out) all.push_back(r.to_json());
       else {
         if (done) std::cout << "\n";

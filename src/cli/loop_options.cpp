@@ -55,8 +55,11 @@ rl::LoopConfig loop_config(const LoopArgs& a, const std::string& eval_device) {
   c.eval.device = eval_device;
   c.queue.devices = lane_devices(eval_device, a.gpus, a.lanes, false);
   c.queue.memory_budget_bytes = uint64_t(a.memory_budget_gb * double(1ull << 30));
-  c.group = a.group, c.seed = a.seed;
-  c.sampler.tau = a.tau, c.sampler.buckets = a.buckets, c.sampler.picks = a.picks;
+  c.group = a.group;
+  c.seed = a.seed;
+  c.sampler.tau = a.tau;
+  c.sampler.buckets = a.buckets;
+  c.sampler.picks = a.picks;
   c.templates = policy::PromptTemplates::load(a.prompts.empty() ? policy::bundled_prompts_dir() : fs::path(a.prompts));
   c.budget.max_tokens = a.max_prompt_tokens;
   c.eval.timing = !a.no_timing;

@@ -143,7 +143,8 @@ void check_some_answer_was_judged(const std::vector<RlSample>& samples, policy::
 void run_optimize(const OptimizeArgs& a) {
   std::vector<rl::LoopTask> tasks = resolve_loop_tasks(a.loop);
   rl::LoopConfig c = loop_config(a.loop, optimize_device(a));
-  c.rounds = a.rounds, c.patience = a.patience;
+  c.rounds = a.rounds;
+  c.patience = a.patience;
   char stamp[32];
   std::time_t now = std::time(nullptr);
   std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));

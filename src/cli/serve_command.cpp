@@ -97,13 +97,20 @@ void run_serve(const ServeArgs& a) {
   }
   std::unique_ptr<Store> store = open_store(a.db, false);
   service::ServiceConfig c;
-  c.host = a.host, c.port = a.port, c.no_auth = a.no_auth, c.max_pending = a.max_queue, c.token = token;
-  c.max_connections_per_address = a.max_per_address, c.header_timeout_s = a.header_timeout_s;
-  c.max_body_bytes = std::size_t(a.max_body_mb * double(1 << 20)), c.reward_timeout_s = a.reward_timeout_s;
+  c.host = a.host;
+  c.port = a.port;
+  c.no_auth = a.no_auth;
+  c.max_pending = a.max_queue;
+  c.token = token;
+  c.max_connections_per_address = a.max_per_address;
+  c.header_timeout_s = a.header_timeout_s;
+  c.max_body_bytes = std::size_t(a.max_body_mb * double(1 << 20));
+  c.reward_timeout_s = a.reward_timeout_s;
   c.jobs_path = a.jobs.empty() ? fs::path(store->path().string() + ".jobs") : fs::path(a.jobs);
   c.work_dir = a.work.empty() ? c.jobs_path.parent_path() / "serve-files" : fs::path(a.work);
   c.suite = a.suite.empty() ? default_suite_dir() : fs::path(a.suite);
-  c.eval.device = device, c.eval.timing = !a.no_timing;
+  c.eval.device = device;
+  c.eval.timing = !a.no_timing;
   apply_baseline_args(a.baselines, c.eval);
   c.eval.task_facts = store_task_facts(store.get());
   // Out of every sandbox's sight (sandbox/sandbox.h): the store's and the jobs file's folders

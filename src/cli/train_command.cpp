@@ -69,7 +69,10 @@ void add_stage_options(CLI::App* cmd, StageArgs& a, Options& o) {
 
 template <typename Options>
 void apply_stage_args(const StageArgs& a, Options& o) {
-  o.model_dir = a.model, o.out_dir = a.out, o.device = a.device, o.dtype = model_dtype(a.dtype, a.device);
+  o.model_dir = a.model;
+  o.out_dir = a.out;
+  o.device = a.device;
+  o.dtype = model_dtype(a.dtype, a.device);
   if (!a.chat_format.empty()) o.chat_format = tokenizer::parse_chat_format(a.chat_format);
   if (!a.targets.empty()) o.lora.target_modules = split_commas(a.targets);
 }

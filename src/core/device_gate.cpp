@@ -9,7 +9,9 @@ namespace cudal1 {
 DeviceGate::Hold& DeviceGate::Hold::operator=(Hold&& o) noexcept {
   if (this != &o) {
     release();
-    gate_ = o.gate_, mode_ = o.mode_, member_ = o.member_;
+    gate_ = o.gate_;
+    mode_ = o.mode_;
+    member_ = o.member_;
     o.gate_ = nullptr;
   }
   return *this;

@@ -9,14 +9,17 @@ namespace cudal1 {
 MemoryBudget::MemoryBudget(uint64_t capacity_bytes) : capacity_(capacity_bytes) {}
 
 MemoryBudget::Hold::Hold(Hold&& other) noexcept : budget_(other.budget_), bytes_(other.bytes_) {
-  other.budget_ = nullptr, other.bytes_ = 0;
+  other.budget_ = nullptr;
+  other.bytes_ = 0;
 }
 
 MemoryBudget::Hold& MemoryBudget::Hold::operator=(Hold&& other) noexcept {
   if (this != &other) {
     release();
-    budget_ = other.budget_, bytes_ = other.bytes_;
-    other.budget_ = nullptr, other.bytes_ = 0;
+    budget_ = other.budget_;
+    bytes_ = other.bytes_;
+    other.budget_ = nullptr;
+    other.bytes_ = 0;
   }
   return *this;
 }
@@ -31,7 +34,8 @@ void MemoryBudget::Hold::resize(uint64_t bytes) {
 
 void MemoryBudget::Hold::release() {
   if (budget_) budget_->change(bytes_, 0);
-  budget_ = nullptr, bytes_ = 0;
+  budget_ = nullptr;
+  bytes_ = 0;
 }
 
 MemoryBudget::Hold MemoryBudget::reserve(uint64_t bytes) {
@@ -42,7 +46,8 @@ MemoryBudget::Hold MemoryBudget::reserve(uint64_t bytes) {
   reserved_ += bytes;
   cv_.notify_all();  // the next ticket may fit too
   Hold h;
-  h.budget_ = this, h.bytes_ = bytes;
+  h.budget_ = this;
+  h.bytes_ = bytes;
   return h;
 }
 

@@ -81,7 +81,10 @@ CompileSignals WorkerCompileProbe::sample() {
 }
 
 bool FirstCallWait::keep_waiting(double waited_s, const std::optional<std::string>& compiling) {
-  if (compiling) compile_seen_at_s_ = waited_s, compile_seen_ = compiling;
+  if (compiling) {
+    compile_seen_at_s_ = waited_s;
+    compile_seen_ = compiling;
+  }
   double deadline = budget_.call_s;
   if (compile_seen_at_s_)
     deadline = std::min(std::max(deadline, *compile_seen_at_s_ + budget_.call_s), std::max(budget_.call_s, budget_.build_s));

@@ -79,7 +79,9 @@ std::optional<ErrorShape> error_shape(const TensorValue& actual, const TensorVal
     double de = e - s.mean, dof = o - mean_o;
     var_e += de * de, var_o += dof * dof, cov += de * dof;
   });
-  var_e /= n, var_o /= n, cov /= n;
+  var_e /= n;
+  var_o /= n;
+  cov /= n;
   double mean_square = var_e + s.mean * s.mean;
   s.rms = std::sqrt(mean_square);
   s.offset_share = mean_square > 0 ? s.mean * s.mean / mean_square : 0;

@@ -69,8 +69,12 @@ class CandidateKiller {
         std::error_code ec;
         if (done.count(pid) || !fs::exists(dir / "in_call", ec)) continue;
         done.insert(pid);
-        if (killed_ < kills_) ::kill(pid, SIGKILL), ++killed_;
-        else std::ofstream(dir / "go").put('\n');
+        if (killed_ < kills_) {
+          ::kill(pid, SIGKILL);
+          ++killed_;
+        } else {
+          std::ofstream(dir / "go").put('\n');
+        }
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
@@ -87,7 +91,8 @@ EvalOptions options(const std::string& candidate) {
   o.candidate_path = (fixtures_dir() / candidate).string();
   o.timing = false;  // the verdict is the point here, not the figure
   o.lint = false;
-  o.build_timeout_s = 90, o.call_timeout_s = 90;
+  o.build_timeout_s = 90;
+  o.call_timeout_s = 90;
   return o;
 }
 

@@ -18,7 +18,8 @@ Attempt crash(std::optional<ExitInfo> exit, uint64_t oom_before, uint64_t oom_af
   a.result.status = Status::crash;
   a.result.error = "case 0: the candidate process " + (exit ? exit->describe() : std::string("went away"));
   a.candidate_exit = exit;
-  a.oom_kills_before = oom_before, a.oom_kills_after = oom_after;
+  a.oom_kills_before = oom_before;
+  a.oom_kills_after = oom_after;
   return a;
 }
 

@@ -54,7 +54,10 @@ PrecisionVerdict judge_precision(const nlohmann::json& rungs,
       if (!e) continue;
       if (*e > kMargin * base && (!lowest || *e < *lowest)) lowest = *e;
       double gap = std::abs(std::log(std::max(*cand, kFloor * 1e-3) / std::max(*e, kFloor)));
-      if (gap < nearest_gap) nearest_gap = gap, nearest = name;
+      if (gap < nearest_gap) {
+        nearest_gap = gap;
+        nearest = name;
+      }
     }
     nlohmann::json d = {{"output", i}, {"candidate", *cand}, {"as_run", *as_run}};
     if (!lowest) {
@@ -72,7 +75,8 @@ PrecisionVerdict judge_precision(const nlohmann::json& rungs,
     // A systematic error on any output outweighs reduced precision on another: it is wrong.
     bool systematic = shape && shape->systematic();
     if (v.reduced && !systematic) continue;
-    v.reduced = !systematic, v.systematic = systematic;
+    v.reduced = !systematic;
+    v.systematic = systematic;
     v.rounding_like = !systematic && shape && !shape->undecided();
     v.like = nearest;
     std::string rung_list;

@@ -1,4 +1,5 @@
-// evaluator/result.h — the result of one evaluation, and its JSON form (PRODUCT.md section 3).
+// evaluator/result.h — the result of one evaluation, and its JSON form
+// (docs/evaluation.md, "The JSON result").
 //
 // Stable fields: accepted, status, flags [{id, severity, evidence}], runtime_ms and speedup keyed
 // by baseline, error; then correctness, statistics and provenance objects.

@@ -52,7 +52,10 @@ std::vector<uint8_t> encode(DType d, double v) {
         double miss = (x == v || (std::isnan(x) && std::isnan(v))) ? 0
                       : (std::isnan(x) || std::isnan(v))           ? kInf
                                                                    : std::fabs(x - v);
-        if (miss < best) best = miss, best_bits = uint16_t(bits);
+        if (miss < best) {
+          best = miss;
+          best_bits = uint16_t(bits);
+        }
       }
       put(best_bits);
       break;
@@ -94,16 +97,23 @@ struct OutputStats {
   void add(const TensorValue& e, Tolerance tol) {
     for (int64_t k = 0, n = e.numel(); k < n; ++k) {
       double x = e.at(k);
-      if (!seen) first = x, seen = true;
+      if (!seen) {
+        first = x;
+        seen = true;
+      }
       all_same &= x == first || (std::isnan(x) && std::isnan(first));
       if (!std::isfinite(x)) {
         nonfinite = true;
         continue;
       }
-      min = std::min(min, x), max = std::max(max, x), max_abs = std::max(max_abs, std::fabs(x));
-      sum += x, ++finite;
+      min = std::min(min, x);
+      max = std::max(max, x);
+      max_abs = std::max(max_abs, std::fabs(x));
+      sum += x;
+      ++finite;
       double t = tol.atol + tol.rtol * std::fabs(x);
-      lo = std::max(lo, x - t), hi = std::min(hi, x + t);
+      lo = std::max(lo, x - t);
+      hi = std::min(hi, x + t);
     }
   }
   // The constant most likely to pass: the middle of the interval when there is one, else the
@@ -212,7 +222,9 @@ LintResult lint_decide(const LintGrid& g, const LintTolerance& tol) {
     for (std::size_t i = 0; i < n_out && i < g.outputs[c.init][c.draw].size(); ++i) {
       const TensorValue& e = g.outputs[c.init][c.draw][i];
       stats[i].tensor &= e.is_tensor;
-      stats[i].dtype = e.dtype, stats[i].dtype_text = e.dtype_text, stats[i].shape = e.shape_text();
+      stats[i].dtype = e.dtype;
+      stats[i].dtype_text = e.dtype_text;
+      stats[i].shape = e.shape_text();
       if (e.is_tensor) stats[i].add(e, tol.for_dtype(e.dtype));
     }
   double max_abs = 0;

@@ -95,7 +95,10 @@ LintGrid lint_probe(const LintOptions& o) {
   // (several KernelBench tasks have 2-6 GiB outputs) is refused rather than left to the OOM killer.
   std::uintmax_t total = 0, files = 0;
   for (auto& row : reply.at("outputs"))
-    for (auto& f : row) total += fs::file_size(f.get<std::string>()), ++files;
+    for (auto& f : row) {
+      total += fs::file_size(f.get<std::string>());
+      ++files;
+    }
   if (o.memory_limit_mb && total > std::uintmax_t(o.memory_limit_mb) << 20)
     throw Error(ErrorKind::runner,
                 o.task_path + ": its " + std::to_string(files) +

@@ -130,7 +130,10 @@ ParsedResponse parse_response(const std::string& text, const std::string& finish
   int with_model = 0;
   const Block* chosen = nullptr;
   for (auto& b : blocks)
-    if (b.closed && defines_modelnew(b.body)) ++with_model, chosen = chosen ? chosen : &b;
+    if (b.closed && defines_modelnew(b.body)) {
+      ++with_model;
+      chosen = chosen ? chosen : &b;
+    }
   if (cut && with_model == 0) return r.outcome = ResponseOutcome::truncated, r;
   if (blocks.empty()) return r.outcome = ResponseOutcome::no_code, r;
   if (with_model == 0) return r.outcome = ResponseOutcome::no_modelnew, r;

@@ -75,7 +75,10 @@ Plan plan(const PolicyRequest& request, Combination applicable, const std::set<C
     double score = 0;
     bool blocked = false;
     for (Rewrite r : kAllRewrites)
-      if (c.has(r)) score += of(p.evidence, r).score(), blocked |= of(p.evidence, r).blocked();
+      if (c.has(r)) {
+        score += of(p.evidence, r).score();
+        blocked |= of(p.evidence, r).blocked();
+      }
     if (!blocked) ranked.push_back({c, c.size() > 1, score, tie_break});
   }
   std::sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {

@@ -298,7 +298,10 @@ std::optional<Combination> parse_combination_label(std::string_view label) {
     std::string_view part = label.substr(start, end - start);
     bool known = false;
     for (Rewrite r : kAllRewrites)
-      if (part == rewrite_name(r) && !c.has(r)) c = c.with(r), known = true;
+      if (part == rewrite_name(r) && !c.has(r)) {
+        c = c.with(r);
+        known = true;
+      }
     if (!known) return std::nullopt;
     start = end + 1;
   }

@@ -16,7 +16,8 @@ std::string without_comments(const std::string& source) {
   for (std::size_t i = 0; i < source.size(); ++i) {
     char c = source[i];
     if (c == '\n') {
-      quote = 0, comment = false;
+      quote = 0;
+      comment = false;
     } else if (comment) {
       continue;
     } else if (quote) {
@@ -46,7 +47,8 @@ std::string forward_bodies(const std::string& source) {
     if (inside && !blank && indent <= def_indent) inside = false;
     std::smatch m;
     if (!inside && std::regex_search(line, m, def_forward)) {
-      inside = true, def_indent = m.length(1);
+      inside = true;
+      def_indent = m.length(1);
       continue;
     }
     if (inside) bodies += line + "\n";

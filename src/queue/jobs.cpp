@@ -25,7 +25,8 @@ std::vector<QueueJob> jobs_from_pairs(const std::string& file) {
       if (row.is_discarded() || !row.contains("task") || !row.contains("candidate"))
         throw Error(ErrorKind::input, file + ":" + std::to_string(n) + ": not a {\"task\", \"candidate\"} object",
                     "write one JSON object per line with task and candidate paths");
-      j.options.task_path = row["task"], j.options.candidate_path = row["candidate"];
+      j.options.task_path = row["task"];
+      j.options.candidate_path = row["candidate"];
       j.id = row.value("id", j.options.candidate_path);
     } else {
       std::istringstream s(line);

@@ -215,8 +215,12 @@ QueueStats run_queue(const std::vector<QueueJob>& jobs, const QueueConfig& confi
 
   auto run_one = [&](std::size_t lane, Prepared p, double waited) {
     QueueResult qr;
-    qr.index = p.index, qr.id = jobs[p.index].id, qr.device = config.devices[lane];
-    qr.prebuild_s = p.prebuild_s, qr.lane_wait_s = waited, qr.error = p.error;
+    qr.index = p.index;
+    qr.id = jobs[p.index].id;
+    qr.device = config.devices[lane];
+    qr.prebuild_s = p.prebuild_s;
+    qr.lane_wait_s = waited;
+    qr.error = p.error;
     if (p.eval) {
       auto t0 = Clock::now();
       try {

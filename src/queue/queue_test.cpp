@@ -117,7 +117,10 @@ TEST(Queue, LanesOnOneDeviceNeverTimeAtOnce) {
   for (int i = 0; i < 3; ++i) {
     QueueJob j = job("ok" + std::to_string(i), "scale_add.py", "ok_scale_add_alpha.py");
     j.options.timing = true;
-    j.options.buckets = 2, j.options.calls_per_bucket = 3, j.options.warmup = 1, j.options.max_remeasure = 0;
+    j.options.buckets = 2;
+    j.options.calls_per_bucket = 3;
+    j.options.warmup = 1;
+    j.options.max_remeasure = 0;
     j.options.fresh_remeasure_above = 0;
     j.options.progress = [&m, &marks, id = j.id](const std::string& stage, double) {
       std::lock_guard<std::mutex> l(m);

@@ -231,8 +231,12 @@ TEST_F(BenchReportBrowser, OptimizeRunReportLoadsCleanly) {
     for (int round = 1; round <= 3; ++round)
       for (int slot = 0; slot < 4; ++slot) {
         cudal1::RlSample x;
-        x.run = "demo", x.task_id = task ? "level2/<img src=x onerror=alert(1)>" : "level1/23_silu";
-        x.round = round, x.slot = slot, x.outcome = outcomes[slot], x.label = "graph+compile";
+        x.run = "demo";
+        x.task_id = task ? "level2/<img src=x onerror=alert(1)>" : "level1/23_silu";
+        x.round = round;
+        x.slot = slot;
+        x.outcome = outcomes[slot];
+        x.label = "graph+compile";
         x.completion = "<script>console.error('pwned')</script>";
         x.status = x.outcome == "ok" ? (slot == 1 ? "incorrect" : "ok") : "";
         x.accepted = x.status == "ok";

@@ -55,7 +55,10 @@ BenchBaselineStats baseline_stats(const std::vector<const json*>& rows, const st
   if (!rows.empty()) s.share_above = static_cast<double>(s.above) / rows.size();
   if (values.empty()) return s;
   double sum = 0, log_sum = 0;
-  for (double v : values) sum += v, log_sum += std::log(v);
+  for (double v : values) {
+    sum += v;
+    log_sum += std::log(v);
+  }
   s.mean = sum / values.size();
   s.median = median_of(values);
   s.geomean = std::exp(log_sum / values.size());

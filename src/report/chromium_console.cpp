@@ -50,7 +50,8 @@ class Devtools {
     }
     setpgid(pid_, pid_);  // also here: no race with the child's own call
     close(to[0]), close(from[1]);
-    write_fd_ = to[1], read_fd_ = from[0];
+    write_fd_ = to[1];
+    read_fd_ = from[0];
   }
 
   ~Devtools() {

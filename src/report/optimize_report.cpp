@@ -56,7 +56,9 @@ std::string rounds_table(const std::string& task, const std::vector<const RlSamp
   std::map<int, Round> rounds;
   for (auto* x : rows) {
     Round& r = rounds[x->round];
-    ++r.answers, r.accepted += x->accepted, r.reward += x->reward;
+    ++r.answers;
+    r.accepted += x->accepted;
+    r.reward += x->reward;
     if (x->speedup && (!r.best || *x->speedup > *r.best)) r.best = x->speedup;
     if (x->outcome != "ok") ++r.outcomes[x->outcome];
     else if (!x->status.empty() && !x->accepted) ++r.outcomes[x->status];

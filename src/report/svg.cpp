@@ -55,10 +55,12 @@ Range bar_range(const std::vector<SvgBar>& bars, SvgScale scale) {
   auto see = [&](std::optional<double> v) {
     if (!v || !(*v > 0) || !std::isfinite(*v)) return;
     double l = std::clamp(std::log2(*v), -10.0, 10.0);
-    lo = std::min(lo, l), hi = std::max(hi, l);
+    lo = std::min(lo, l);
+    hi = std::max(hi, l);
   };
   for (auto& b : bars) see(b.value), see(b.marker);
-  lo = std::min(std::floor(lo), -1.0), hi = std::max(std::ceil(hi), 1.0);
+  lo = std::min(std::floor(lo), -1.0);
+  hi = std::max(std::ceil(hi), 1.0);
   return {lo, hi};
 }
 
@@ -70,10 +72,14 @@ struct Ticks {
 // About `target` intervals of 1, 2, 2.5 or 5 times a power of ten that cover [lo, hi]; a range
 // of one value is widened around it, so a one-point series sits inside the plot, not on its edge.
 Ticks nice_ticks(double lo, double hi, int target, bool integral) {
-  if (!(lo <= hi)) lo = 0, hi = 1;
+  if (!(lo <= hi)) {
+    lo = 0;
+    hi = 1;
+  }
   if (hi - lo <= 1e-12 * std::max(1.0, std::abs(hi))) {
     double pad = integral ? 1 : lo != 0 ? std::abs(lo) * 0.1 : 1;
-    lo -= pad, hi += pad;
+    lo -= pad;
+    hi += pad;
   }
   double raw = (hi - lo) / target, mag = std::pow(10, std::floor(std::log10(raw))), step = 10 * mag;
   for (double m : {1.0, 2.0, 2.5, 5.0})
@@ -87,7 +93,10 @@ Ticks nice_ticks(double lo, double hi, int target, bool integral) {
 
 // With as many decimals as the step needs, so neighbouring ticks never read the same.
 std::string tick_label(double v, double step, bool percent) {
-  if (percent) v *= 100, step *= 100;
+  if (percent) {
+    v *= 100;
+    step *= 100;
+  }
   if (std::abs(v) < step * 1e-6) v = 0;
   char buf[48];
   if (std::abs(v) >= 1e6 || step < 1e-3) {  // a learning rate's 0.000025 reads better as 2.5e-05
@@ -130,17 +139,23 @@ std::string svg_lines(const std::vector<SvgSeries>& series, const SvgAxis& axis,
   double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
   bool integral = true, any = false;
   for (double v : axis.y_include)
-    if (finite(v)) ylo = std::min(ylo, v), yhi = std::max(yhi, v);
+    if (finite(v)) {
+      ylo = std::min(ylo, v);
+      yhi = std::max(yhi, v);
+    }
   for (auto& s : series) {
     auto& pts = sorted.emplace_back();
     for (auto& p : s.points) {
       if (!finite(p.x)) continue;
       pts.push_back(p);
-      xlo = std::min(xlo, p.x), xhi = std::max(xhi, p.x), integral = integral && p.x == std::round(p.x);
+      xlo = std::min(xlo, p.x);
+      xhi = std::max(xhi, p.x);
+      integral = integral && p.x == std::round(p.x);
       if (!finite(p.y)) continue;
       any = true;
       double sp = finite(p.spread) ? std::abs(p.spread) : 0;
-      ylo = std::min(ylo, p.y - sp), yhi = std::max(yhi, p.y + sp);
+      ylo = std::min(ylo, p.y - sp);
+      yhi = std::max(yhi, p.y + sp);
     }
     std::stable_sort(pts.begin(), pts.end(), [](const SvgPoint& a, const SvgPoint& b) { return a.x < b.x; });
   }
@@ -154,7 +169,10 @@ std::string svg_lines(const std::vector<SvgSeries>& series, const SvgAxis& axis,
     for (auto& s : series) {
       keys.push_back(truncate_utf8(s.label, 48));
       double w = kSwatch + keys.back().size() * kChar;
-      if (kx > L && kx + w > W - R) kx = L, ky += 15;
+      if (kx > L && kx + w > W - R) {
+        kx = L;
+        ky += 15;
+      }
       key_at.push_back({kx, ky});
       kx += w + kGap;
     }
@@ -291,9 +309,11 @@ std::string svg_bars(std::vector<SvgBar> bars, SvgScale scale, const std::string
     double y0, h;
     if (b.value) {
       double y = pos(*b.value);
-      y0 = std::min(y, base), h = std::max(std::abs(y - base), 1.0);
+      y0 = std::min(y, base);
+      h = std::max(std::abs(y - base), 1.0);
     } else {
-      y0 = T + ph + 4, h = 8;  // under the axis: a task with nothing to draw
+      y0 = T + ph + 4;
+      h = 8;  // under the axis: a task with nothing to draw
     }
     if (detail) out += rect(b.css_class, x, y0, bw, h, b.label);
     else paths[b.css_class] += "M" + num(x) + " " + num(y0) + "h" + num(bw) + "v" + num(h) + "h" + num(-bw) + "z";
@@ -314,8 +334,12 @@ std::string svg_histogram(const std::vector<double>& values, const std::string& 
   for (double v : values)
     if (v > 0 && std::isfinite(v)) logs.push_back(std::log2(v));
   double lo = -1, hi = 1;
-  for (double l : logs) lo = std::min(lo, std::floor(l / w) * w), hi = std::max(hi, (std::floor(l / w) + 1) * w);
-  lo = std::max(lo, -edge), hi = std::min(hi, edge);
+  for (double l : logs) {
+    lo = std::min(lo, std::floor(l / w) * w);
+    hi = std::max(hi, (std::floor(l / w) + 1) * w);
+  }
+  lo = std::max(lo, -edge);
+  hi = std::min(hi, edge);
   const int nb = static_cast<int>(std::lround((hi - lo) / w));
   std::vector<int> counts(nb, 0);
   for (double l : logs) ++counts[std::clamp(static_cast<int>(std::floor((l - lo) / w)), 0, nb - 1)];

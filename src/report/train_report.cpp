@@ -89,7 +89,9 @@ FieldSummary summarize(const TrainLog& log, const char* key) {
   for (auto& s : log.steps)
     if (auto v = bench_number(s, key)) {
       if (!f.first) f.first = v;
-      f.last = v, sum += *v, ++n;
+      f.last = v;
+      sum += *v;
+      ++n;
     }
   if (n) f.mean = sum / n;
   return f;

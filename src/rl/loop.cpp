@@ -34,9 +34,12 @@ json answer_to_json(const policy::PolicyAnswer& a) {
 
 policy::PolicyAnswer answer_from_json(const json& j) {
   policy::PolicyAnswer a;
-  a.text = j.value("text", ""), a.finish_reason = j.value("finish_reason", "");
-  a.prompt_tokens = j.value("prompt_tokens", std::size_t(0)), a.completion_tokens = j.value("completion_tokens", std::size_t(0));
-  a.error = j.value("error", ""), a.label = j.value("label", "");
+  a.text = j.value("text", "");
+  a.finish_reason = j.value("finish_reason", "");
+  a.prompt_tokens = j.value("prompt_tokens", std::size_t(0));
+  a.completion_tokens = j.value("completion_tokens", std::size_t(0));
+  a.error = j.value("error", "");
+  a.label = j.value("label", "");
   return a;
 }
 
@@ -89,7 +92,9 @@ bool credit(TaskRun& t, const Slot& sl, const EvalResult& r) {
   if (!r.accepted || !r.speedup.count("eager")) return false;
   double s = r.speedup.at("eager");
   if (out.best && s <= *out.best) return false;
-  out.best = s, out.best_label = sl.answer.label, out.best_speedups = r.speedup;
+  out.best = s;
+  out.best_label = sl.answer.label;
+  out.best_speedups = r.speedup;
   return true;
 }
 
@@ -103,7 +108,9 @@ void replay_history(TaskRun& t, const std::vector<RlSample>& samples,
   for (auto& x : samples) {
     if (x.round != round) {
       if (round > 0) t.since_better = better_this_round ? 0 : t.since_better + 1;
-      round = x.round, better_this_round = false, files_this_round.clear();
+      round = x.round;
+      better_this_round = false;
+      files_this_round.clear();
     }
     t.answered.push_back(x.label);
     if (!x.candidate_hash.empty() && !files_this_round.insert(x.candidate_hash).second) continue;  // counted with its twin
@@ -112,15 +119,20 @@ void replay_history(TaskRun& t, const std::vector<RlSample>& samples,
     count_failure(t.outcome, x);
     if (x.candidate_hash.empty() || x.status.empty()) continue;
     Slot sl;
-    sl.hash = x.candidate_hash, sl.answer.label = x.label;
+    sl.hash = x.candidate_hash;
+    sl.answer.label = x.label;
     if (auto r = judged(x.task_hash, x.candidate_hash)) {
       better_this_round |= credit(t, sl, *r);
       continue;
     }
     // Judged under another protocol: what the sample recorded is all there is.
-    ++t.outcome.evaluated, t.labels[x.candidate_hash] = x.label;
-    if (x.accepted && x.speedup && (!t.outcome.best || *x.speedup > *t.outcome.best))
-      t.outcome.best = x.speedup, t.outcome.best_label = x.label, better_this_round = true;
+    ++t.outcome.evaluated;
+    t.labels[x.candidate_hash] = x.label;
+    if (x.accepted && x.speedup && (!t.outcome.best || *x.speedup > *t.outcome.best)) {
+      t.outcome.best = x.speedup;
+      t.outcome.best_label = x.label;
+      better_this_round = true;
+    }
   }
   if (round > 0) t.since_better = better_this_round ? 0 : t.since_better + 1;
   t.outcome.rounds = round;
@@ -188,15 +200,24 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
     if (tr.outcome.best && fs::exists(tr.best_file)) tr.outcome.best_file = tr.best_file;
   }
   LoopProgress pr;
-  pr.tasks = tasks.size(), pr.rounds = c.rounds;
+  pr.tasks = tasks.size();
+  pr.rounds = c.rounds;
   // This round's answers finished so far (judged, or failed), before its samples are written.
   int round_tried = 0, round_correct = 0;
   auto tell = [&](const std::string& stage) {
-    pr.stage = stage, pr.tried = round_tried, pr.correct = round_correct, pr.with_best = pr.improved = 0;
+    pr.stage = stage;
+    pr.tried = round_tried;
+    pr.correct = round_correct;
+    pr.with_best = pr.improved = 0;
     double log_sum = 0;
     for (auto& tr : runs) {
-      pr.tried += tr.outcome.tried, pr.correct += tr.outcome.correct, pr.improved += tr.outcome.improved();
-      if (tr.outcome.best) ++pr.with_best, log_sum += std::log(*tr.outcome.best);
+      pr.tried += tr.outcome.tried;
+      pr.correct += tr.outcome.correct;
+      pr.improved += tr.outcome.improved();
+      if (tr.outcome.best) {
+        ++pr.with_best;
+        log_sum += std::log(*tr.outcome.best);
+      }
     }
     pr.best_geomean = pr.with_best ? std::optional<double>(std::exp(log_sum / double(pr.with_best))) : std::nullopt;
     if (progress) progress(pr);
@@ -240,7 +261,9 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
     for (auto& tr : runs)
       if (!tr.done && tr.next_round <= round && tr.since_better < c.patience) wave.push_back(&tr);
     if (wave.empty()) continue;
-    pr.round = round, pr.active = wave.size(), pr.jobs = pr.jobs_done = pr.jobs_accepted = 0;
+    pr.round = round;
+    pr.active = wave.size();
+    pr.jobs = pr.jobs_done = pr.jobs_accepted = 0;
     round_tried = round_correct = 0;
     std::vector<QueueJob> jobs;
     std::vector<std::pair<TaskRun*, std::size_t>> job_slot;
@@ -264,7 +287,8 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
       for (auto& a : asked->value("answers", json::array())) {
         policy::PolicyAnswer answer = answer_from_json(a);
         Slot& sl = tr.slots.emplace_back();
-        sl.answer = answer, sl.parsed = policy::parse_response(answer.text, answer.finish_reason);
+        sl.answer = answer;
+        sl.parsed = policy::parse_response(answer.text, answer.finish_reason);
       }
       if (tr.slots.empty()) {  // the policy has nothing more to say for this task
         tr.outcome.stopped_early = tr.done = true;
@@ -276,12 +300,14 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
       for (std::size_t s = 0; s < tr.slots.size(); ++s) {
         Slot& sl = tr.slots[s];
         if (!sl.answer.error.empty()) {
-          sl.error = sl.answer.error, ++round_tried;
+          sl.error = sl.answer.error;
+          ++round_tried;
           fail(task.id, sl.error);
           continue;
         }
         if (sl.parsed.outcome != policy::ResponseOutcome::ok) {
-          sl.error = policy::response_outcome_reason(sl.parsed.outcome), ++round_tried;
+          sl.error = policy::response_outcome_reason(sl.parsed.outcome);
+          ++round_tried;
           continue;
         }
         sl.hash = sha256_hex(sl.parsed.code);
@@ -292,11 +318,13 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
           continue;
         }
         if ((sl.result = judged(tr.task_hash, sl.hash))) {
-          ++round_tried, round_correct += sl.result->accepted;
+          ++round_tried;
+          round_correct += sl.result->accepted;
           continue;
         }
         QueueJob j{task.id + " r" + std::to_string(round) + " s" + std::to_string(s), c.eval, json::object()};
-        j.options.task_path = task.path.string(), j.options.candidate_path = sl.file.string();
+        j.options.task_path = task.path.string();
+        j.options.candidate_path = sl.file.string();
         jobs.push_back(std::move(j));
         job_slot.push_back({tp, s});
       }
@@ -328,18 +356,33 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
       bool better = false;
       for (std::size_t s = 0; s < tr.slots.size(); ++s) {
         Slot& sl = tr.slots[s];
-        if (sl.same_as) sl.result = tr.slots[*sl.same_as].result, sl.error = tr.slots[*sl.same_as].error;
+        if (sl.same_as) {
+          sl.result = tr.slots[*sl.same_as].result;
+          sl.error = tr.slots[*sl.same_as].error;
+        }
         RlSample x;
-        x.run = c.run, x.task_id = tr.task->id, x.task_hash = tr.task_hash, x.round = round, x.slot = int(s);
-        x.policy = policy.name(), x.label = sl.answer.label, x.prompt = tr.request.prompt, x.completion = sl.answer.text;
+        x.run = c.run;
+        x.task_id = tr.task->id;
+        x.task_hash = tr.task_hash;
+        x.round = round;
+        x.slot = int(s);
+        x.policy = policy.name();
+        x.label = sl.answer.label;
+        x.prompt = tr.request.prompt;
+        x.completion = sl.answer.text;
         x.outcome = sl.answer.error.empty() ? policy::response_outcome_name(sl.parsed.outcome) : "policy_error";
-        x.prompt_tokens = sl.answer.prompt_tokens, x.completion_tokens = sl.answer.completion_tokens;
-        x.exemplars = tr.shown, x.candidate_hash = sl.hash, x.error = sl.error;
+        x.prompt_tokens = sl.answer.prompt_tokens;
+        x.completion_tokens = sl.answer.completion_tokens;
+        x.exemplars = tr.shown;
+        x.candidate_hash = sl.hash;
+        x.error = sl.error;
         Verdict v;
         if (sl.result) {
           const EvalResult& r = *sl.result;
-          x.status = status_name(r.status), x.accepted = r.accepted;
-          v.accepted = r.accepted, v.blocking_flag = r.has_blocking_flag();
+          x.status = status_name(r.status);
+          x.accepted = r.accepted;
+          v.accepted = r.accepted;
+          v.blocking_flag = r.has_blocking_flag();
           if (r.accepted && r.speedup.count("eager")) x.speedup = v.speedup = r.speedup.at("eager");
           if (!sl.same_as && credit(tr, sl, r)) {
             better = true;

@@ -47,11 +47,18 @@ struct LoopRun {
   rl::LoopConfig config;
   std::vector<rl::LoopTask> tasks{{"scale_add", fixtures_dir() / "tasks" / "scale_add.py"}};
   LoopRun() {
-    config.run = "test", config.run_dir = dir / "run", config.group = 3;
+    config.run = "test";
+    config.run_dir = dir / "run";
+    config.group = 3;
     config.templates = policy::PromptTemplates::load(policy::bundled_prompts_dir());
-    config.eval.device = "cpu", config.eval.lint = false, config.eval.precision_check = false;
-    config.eval.buckets = 2, config.eval.calls_per_bucket = 3, config.eval.warmup = 1;
-    config.eval.max_remeasure = 0, config.eval.fresh_remeasure_above = 0;
+    config.eval.device = "cpu";
+    config.eval.lint = false;
+    config.eval.precision_check = false;
+    config.eval.buckets = 2;
+    config.eval.calls_per_bucket = 3;
+    config.eval.warmup = 1;
+    config.eval.max_remeasure = 0;
+    config.eval.fresh_remeasure_above = 0;
     config.queue.devices = {"cpu", "cpu"};
   }
   ~LoopRun() { fs::remove_all(dir); }
@@ -131,7 +138,8 @@ TEST(Loop, AResumedRunGoesOnWithAContrastivePromptAndStopsWithoutProgress) {
   rl::run_loop(run.tasks, first, run.store, run.config);
   int64_t evaluations = run.store.count();
 
-  run.config.rounds = 5, run.config.patience = 2;
+  run.config.rounds = 5;
+  run.config.patience = 2;
   ScriptedPolicy again;
   auto out = rl::run_loop(run.tasks, again, run.store, run.config);
   // Round 1 is not asked again; rounds 2 and 3 find nothing better than round 1's best: stop.
@@ -297,11 +305,13 @@ TEST(Loop, AStoppedRoundIsJudgedOnItsOwnAnswersWhenResumed) {
   EXPECT_EQ(rows[2].outcome, "no_code");
   EXPECT_FALSE(run.store.pending_round("test", "scale_add", 1).has_value());
   // A round asked in full leaves nothing pending either.
-  run.config.rounds = 2, run.config.patience = 5;
+  run.config.rounds = 2;
+  run.config.patience = 5;
   rl::run_loop(run.tasks, resumed, run.store, run.config);
   EXPECT_EQ(resumed.requests.size(), 1u);
   EXPECT_FALSE(run.store.pending_round("test", "scale_add", 2).has_value());
-  run.config.run = "other", run.config.rounds = 1;
+  run.config.run = "other";
+  run.config.rounds = 1;
   ScriptedPolicy other;
   rl::run_loop(run.tasks, other, run.store, run.config);
   EXPECT_EQ(other.requests.size(), 1u);
@@ -338,7 +348,9 @@ TEST(Loop, ARoundEvaluatesEveryTasksAnswersTogetherAndAResumeKeepsTheirFindings)
 // The replay policy through the loop: a folder's files, one per round, then nothing: the task stops.
 TEST(Loop, ReplayedKernelsAreEvaluatedInTurnUntilTheSetRunsDry) {
   LoopRun run;
-  run.config.rounds = 5, run.config.group = 1, run.config.patience = 5;
+  run.config.rounds = 5;
+  run.config.group = 1;
+  run.config.patience = 5;
   fs::path set = replay_set(run);
   policy::ReplayPolicy replay(set);
   auto out = rl::run_loop(run.tasks, replay, run.store, run.config);
@@ -355,7 +367,9 @@ TEST(Loop, ReplayedKernelsAreEvaluatedInTurnUntilTheSetRunsDry) {
 // earlier rounds' labels come with the request, so the policy does not start the set again.
 TEST(Loop, AResumedReplayGoesOnWhereTheStoppedOneWas) {
   LoopRun run;
-  run.config.rounds = 1, run.config.group = 1, run.config.patience = 5;
+  run.config.rounds = 1;
+  run.config.group = 1;
+  run.config.patience = 5;
   fs::path set = replay_set(run);
   {
     policy::ReplayPolicy replay(set);
@@ -378,7 +392,8 @@ TEST(Loop, AResumedReplayGoesOnWhereTheStoppedOneWas) {
 // not JSON, a server error every time, an answer cut off at the token limit.
 TEST(Loop, AnOpenAICompatibleServerDrivesTheLoopThroughItsFailures) {
   LoopRun run;
-  run.config.rounds = 1, run.config.group = 5;
+  run.config.rounds = 1;
+  run.config.group = 5;
   auto cand = [](const char* f) { return read_file(fixtures_dir() / "candidates" / f); };
   const std::string good = answer_with(cand("ok_scale_add_alpha.py")), wrong = answer_with(cand("incorrect_scale_add_off_by_5pct.py"));
   policy::FakeEndpoint server([&](const httplib::Request& req, httplib::Response& res) {
@@ -390,7 +405,10 @@ TEST(Loop, AnOpenAICompatibleServerDrivesTheLoopThroughItsFailures) {
         res.set_content(policy::completion(wrong), "application/json");
         break;
       case 2: res.set_content("{\"choices\": [", "application/json"); break;
-      case 3: res.status = 500, res.set_content("{\"error\": {\"message\": \"overloaded\"}}", "application/json"); break;
+      case 3:
+        res.status = 500;
+        res.set_content("{\"error\": {\"message\": \"overloaded\"}}", "application/json");
+        break;
       default: {
         nlohmann::json cut = {{"choices", {{{"index", 0}, {"finish_reason", "length"},
                                             {"message", {{"role", "assistant"}, {"content", good.substr(0, good.size() / 2)}}}}}}};
@@ -399,7 +417,11 @@ TEST(Loop, AnOpenAICompatibleServerDrivesTheLoopThroughItsFailures) {
     }
   });
   policy::OpenAIConfig cfg;
-  cfg.base_url = server.base_url(), cfg.model = "scripted-model", cfg.max_retries = 1, cfg.backoff_base_s = 0.01, cfg.timeout_s = 10;
+  cfg.base_url = server.base_url();
+  cfg.model = "scripted-model";
+  cfg.max_retries = 1;
+  cfg.backoff_base_s = 0.01;
+  cfg.timeout_s = 10;
   policy::OpenAIPolicy chat(cfg);
   auto out = rl::run_loop(run.tasks, chat, run.store, run.config);
   EXPECT_EQ(out[0].tried, 5);

@@ -19,7 +19,10 @@ std::vector<Bucket> make_buckets(const std::vector<Exemplar>& exemplars, const S
   int n = hi > lo ? config.buckets : 1;  // all scores equal: one bucket
   double width = (hi - lo) / n;
   std::vector<Bucket> all(static_cast<std::size_t>(n));
-  for (int b = 0; b < n; ++b) all[b].lo = lo + b * width, all[b].hi = b + 1 == n ? hi : lo + (b + 1) * width;
+  for (int b = 0; b < n; ++b) {
+    all[b].lo = lo + b * width;
+    all[b].hi = b + 1 == n ? hi : lo + (b + 1) * width;
+  }
   for (std::size_t i = 0; i < exemplars.size(); ++i) {
     int b = width > 0 ? static_cast<int>((exemplars[i].score - lo) / width) : 0;
     all[static_cast<std::size_t>(std::clamp(b, 0, n - 1))].members.push_back(i);  // the top score joins the last bucket
@@ -49,7 +52,10 @@ std::vector<std::size_t> sample_exemplars(const std::vector<Exemplar>& all, cons
   std::vector<std::size_t> index;  // exemplars[i] is all[index[i]]
   std::set<std::string> ids;
   for (std::size_t i = 0; i < all.size(); ++i)
-    if (ids.insert(all[i].id).second) exemplars.push_back(all[i]), index.push_back(i);
+    if (ids.insert(all[i].id).second) {
+      exemplars.push_back(all[i]);
+      index.push_back(i);
+    }
   std::vector<Bucket> buckets = make_buckets(exemplars, config);
   std::vector<std::size_t> picked;
   std::vector<double> weight;

@@ -22,7 +22,8 @@ TEST(Sampler, BucketsAndSoftmaxByHand) {
   // Scores 1, 1.2, 2, 3 in 2 buckets of width 1: [1, 2) holds 1 and 1.2, [2, 3] holds 2 and 3.
   auto ex = scores({1.0, 1.2, 2.0, 3.0});
   SamplerConfig c;
-  c.buckets = 2, c.tau = 0.5;
+  c.buckets = 2;
+  c.tau = 0.5;
   auto b = make_buckets(ex, c);
   ASSERT_EQ(b.size(), 2u);
   EXPECT_EQ(b[0].members, (std::vector<std::size_t>{0, 1}));
@@ -50,7 +51,8 @@ TEST(Sampler, EmptyBucketsAreDroppedAndEqualScoresMakeOne) {
 TEST(Sampler, PicksComeFromDistinctBucketsAndRepeatWithTheSeed) {
   auto ex = scores({0.5, 0.6, 1.0, 1.1, 2.0, 2.2, 4.0});
   SamplerConfig c;
-  c.buckets = 4, c.picks = 2;
+  c.buckets = 4;
+  c.picks = 2;
   auto b = make_buckets(ex, c);
   std::map<std::size_t, std::size_t> bucket_of;
   for (std::size_t k = 0; k < b.size(); ++k)
@@ -72,7 +74,9 @@ TEST(Sampler, PicksComeFromDistinctBucketsAndRepeatWithTheSeed) {
 TEST(Sampler, LowTemperatureFavoursTheFastBucket) {
   auto ex = scores({1.0, 1.0, 1.0, 1.0, 3.0});
   SamplerConfig c;
-  c.buckets = 2, c.picks = 1, c.tau = 0.1;
+  c.buckets = 2;
+  c.picks = 1;
+  c.tau = 0.1;
   std::mt19937_64 rng(1);
   int fast = 0;
   for (int i = 0; i < 200; ++i) fast += sample_exemplars(ex, c, rng)[0] == 4;
@@ -88,7 +92,8 @@ TEST(Sampler, LowTemperatureFavoursTheFastBucket) {
 TEST(Sampler, TheSameFileIsNeverPickedTwice) {
   std::vector<Exemplar> ex = {{"same", 1.0}, {"same", 3.0}};
   SamplerConfig c;
-  c.buckets = 2, c.picks = 2;
+  c.buckets = 2;
+  c.picks = 2;
   for (uint64_t seed = 0; seed < 20; ++seed) {
     std::mt19937_64 rng(seed);
     EXPECT_EQ(sample_exemplars(ex, c, rng), (std::vector<std::size_t>{0}));
@@ -104,7 +109,8 @@ TEST(Sampler, BadConfigurationIsAUsageError) {
   SamplerConfig c;
   c.tau = 0;
   EXPECT_THROW(make_buckets(scores({1.0}), c), Error);
-  c.tau = 1, c.buckets = 0;
+  c.tau = 1;
+  c.buckets = 0;
   EXPECT_THROW(make_buckets(scores({1.0}), c), Error);
 }
 

@@ -18,9 +18,18 @@ namespace {
 RlSample answer(const std::string& run, const std::string& task, const std::string& policy, const std::string& hash,
                 std::optional<double> speedup, int slot) {
   RlSample x;
-  x.run = run, x.task_id = task, x.task_hash = "h-" + task, x.round = 1, x.slot = slot, x.policy = policy;
-  x.prompt = "optimise " + task, x.completion = "## Code Implementation\n" + hash;
-  x.candidate_hash = hash, x.status = speedup ? "ok" : "incorrect", x.accepted = speedup.has_value(), x.speedup = speedup;
+  x.run = run;
+  x.task_id = task;
+  x.task_hash = "h-" + task;
+  x.round = 1;
+  x.slot = slot;
+  x.policy = policy;
+  x.prompt = "optimise " + task;
+  x.completion = "## Code Implementation\n" + hash;
+  x.candidate_hash = hash;
+  x.status = speedup ? "ok" : "incorrect";
+  x.accepted = speedup.has_value();
+  x.speedup = speedup;
   return x;
 }
 
@@ -69,7 +78,9 @@ RlSample answer_with_code(const std::string& task, const std::string& hash, doub
 
 rl::ContrastiveCopies copies_for_test(int copies) {
   rl::ContrastiveCopies c;
-  c.copies = copies, c.device = "cuda", c.seed = 7;
+  c.copies = copies;
+  c.device = "cuda";
+  c.seed = 7;
   c.templates = policy::PromptTemplates::load(policy::bundled_prompts_dir());
   c.reference = [](const rl::SftExample& e) { return "class Model:  # reference of " + e.task_id + "\n"; };
   return c;

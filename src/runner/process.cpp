@@ -374,7 +374,8 @@ Process::Process(const ProcessSpec& spec) : limits_(spec.limits) {
         for (auto& a : argv_s) line += " " + a;
         std::fprintf(stderr, "%s\n", line.c_str());
       }
-      cs.sandbox_fds[0] = seccomp_fd, cs.sandbox_fds[1] = info[1];
+      cs.sandbox_fds[0] = seccomp_fd;
+      cs.sandbox_fds[1] = info[1];
     } else {
       sandbox_ = Sandboxed::fallback;
       cs.fallback = true;

@@ -71,7 +71,7 @@ struct ExitInfo {
   int exit_code = 0;
   bool signaled = false;   // killed by a signal (signal valid)
   int signal = 0;
-  std::string describe() const;  // "exited with status 0", "killed by signal 11 (SIGSEGV)"
+  std::string describe() const;  // "exited with status 0", "killed by SIGSEGV", "still running"
 };
 
 class Process {

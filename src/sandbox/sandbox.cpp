@@ -201,7 +201,8 @@ SandboxUid::SandboxUid() : uid_(geteuid()) {
       continue;
     }
     g_slots.insert(slot);
-    slot_ = slot, lock_fd_ = fd;
+    slot_ = slot;
+    lock_fd_ = fd;
     // Slot 0 is the probe's; sandboxes start at 1.
     uid_ = sandbox_uid_base() + uid_t(slot + 1);
     return;

@@ -61,14 +61,17 @@ void endpoint(int (*name)(int, sockaddr*, socklen_t*), int fd, std::string& ip, 
   sockaddr_storage a{};
   socklen_t len = sizeof a;
   char text[INET6_ADDRSTRLEN] = {};
-  ip.clear(), port = 0;
+  ip.clear();
+  port = 0;
   if (name(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) return;
   if (a.ss_family == AF_INET) {
     auto& v4 = reinterpret_cast<sockaddr_in&>(a);
-    ::inet_ntop(AF_INET, &v4.sin_addr, text, sizeof text), port = ntohs(v4.sin_port);
+    ::inet_ntop(AF_INET, &v4.sin_addr, text, sizeof text);
+    port = ntohs(v4.sin_port);
   } else if (a.ss_family == AF_INET6) {
     auto& v6 = reinterpret_cast<sockaddr_in6&>(a);
-    ::inet_ntop(AF_INET6, &v6.sin6_addr, text, sizeof text), port = ntohs(v6.sin6_port);
+    ::inet_ntop(AF_INET6, &v6.sin6_addr, text, sizeof text);
+    port = ntohs(v6.sin6_port);
   }
   ip = text;
 }
@@ -88,7 +91,8 @@ class ConnectionStream final : public httplib::Stream {
         n = ::recv(c_.fd, buf, sizeof buf, 0);
       } while (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR));
       if (n <= 0) return n;
-      c_.in.assign(buf, std::size_t(n)), c_.taken = 0;
+      c_.in.assign(buf, std::size_t(n));
+      c_.taken = 0;
     }
     const std::size_t k = std::min(size, c_.in.size() - c_.taken);
     std::memcpy(ptr, c_.in.data() + c_.taken, k);
@@ -120,7 +124,9 @@ void refuse(int fd, int max_per_address) {
 
 void begin_drain(HttpFront::Connection& c) {
   ::shutdown(c.fd, SHUT_WR);
-  c.draining = true, c.in.clear(), c.taken = 0;
+  c.draining = true;
+  c.in.clear();
+  c.taken = 0;
   c.deadline = Clock::now() + kDrainFor;
 }
 
@@ -146,7 +152,9 @@ HttpFront::~HttpFront() {
 int HttpFront::bind() {
   const std::string where = config_.host + ":" + std::to_string(config_.port);
   addrinfo hints{};
-  hints.ai_family = AF_UNSPEC, hints.ai_socktype = SOCK_STREAM, hints.ai_flags = AI_PASSIVE;
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
   addrinfo* found = nullptr;
   if (int rc = ::getaddrinfo(config_.host.c_str(), std::to_string(config_.port).c_str(), &hints, &found); rc != 0)
     throw Error(ErrorKind::usage, "cannot resolve --host " + config_.host + ": " + ::gai_strerror(rc),
@@ -190,7 +198,10 @@ void HttpFront::run() {
     auto now = Clock::now(), next = now + std::chrono::seconds(1);
     const bool accepting = open_ < config_.max_connections && now >= accept_after;
     fds.assign({pollfd{wake_[0], POLLIN, 0}, pollfd{accepting ? listen_fd_ : -1, POLLIN, 0}});
-    for (auto& c : waiting) fds.push_back({c->fd, POLLIN, 0}), next = std::min(next, c->deadline);
+    for (auto& c : waiting) {
+      fds.push_back({c->fd, POLLIN, 0});
+      next = std::min(next, c->deadline);
+    }
     if (!accepting) next = std::min(next, std::max(accept_after, now + std::chrono::milliseconds(50)));
     const auto ms = std::chrono::ceil<std::chrono::milliseconds>(std::max(next - now, Clock::duration::zero()));
     if (::poll(fds.data(), fds.size(), int(ms.count())) < 0 && errno != EINTR) break;
@@ -214,7 +225,10 @@ void HttpFront::run() {
     }
     waiting.swap(still);
   }
-  if (listen_fd_ >= 0) ::close(listen_fd_), listen_fd_ = -1;
+  if (listen_fd_ >= 0) {
+    ::close(listen_fd_);
+    listen_fd_ = -1;
+  }
   for (auto& c : waiting) close(*c);
   pool_->shutdown();  // requests in progress finish; their connections come back to be closed
   std::lock_guard lock(returned_m_);
@@ -242,7 +256,8 @@ bool HttpFront::accept_all(std::vector<std::shared_ptr<Connection>>& waiting) {
       return errno == EAGAIN || errno == EWOULDBLOCK;
     }
     auto c = std::make_shared<Connection>();
-    c->fd = fd, c->client = client_key(reinterpret_cast<sockaddr*>(&peer));
+    c->fd = fd;
+    c->client = client_key(reinterpret_cast<sockaddr*>(&peer));
     c->deadline = after(config_.header_timeout_s);
     const int held = ++per_client_[c->client];
     ++open_;
@@ -301,7 +316,8 @@ void HttpFront::adopt_returned(std::vector<std::shared_ptr<Connection>>& waiting
     back.swap(returned_);
   }
   for (auto& c : back) {
-    c->in.erase(0, c->taken), c->taken = 0;
+    c->in.erase(0, c->taken);
+    c->taken = 0;
     if (!c->keep) {
       begin_drain(*c);
       waiting.push_back(c);

@@ -96,7 +96,8 @@ std::string JobStore::row_seal(const Row& r) const {
 // is never sealed as anything but failed: such a job is not run.
 void JobStore::write(Row& r) {
   if (!sealer_->verify(r.request_seal, kRequestSeal, {r.id, r.request}) && r.state != job_state_name(JobState::failed)) {
-    r.state = job_state_name(JobState::failed), r.has_outcome = true;
+    r.state = job_state_name(JobState::failed);
+    r.has_outcome = true;
     r.outcome = nlohmann::json{{"error", "this job's request was written outside cudal1 (its seal does not match); "
                                          "it is not run: submit it again"}}.dump();
   }
@@ -116,7 +117,9 @@ void JobStore::write(Row& r) {
 bool JobStore::put_right(Row& r) {
   const std::string attempts = std::to_string(r.attempts);
   if (sealer_->verify(r.seal, kRowSeal, r.sealed_fields(attempts))) return false;
-  r.state = job_state_name(JobState::queued), r.has_outcome = false, r.outcome.clear();
+  r.state = job_state_name(JobState::queued);
+  r.has_outcome = false;
+  r.outcome.clear();
   write(r);
   alarm_.raise(1);
   return true;

@@ -101,7 +101,8 @@ TEST(JobStore, SealedJobsKeepTheirStateAcrossRestarts) {
   {
     JobStore jobs(t.file);
     auto ids = jobs.submit({request("/a.py"), request("/b.py")}, 10).value();
-    done = ids[0], running = ids[1];
+    done = ids[0];
+    running = ids[1];
     jobs.claim(), jobs.finish(done, JobState::done, {{"reward", 2.5}});
     jobs.claim();
   }

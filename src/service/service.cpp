@@ -25,7 +25,8 @@ namespace cudal1::service {
 json job_outcome(const EvalResult& result) {
   auto eager = result.speedup.find("eager");
   rl::Verdict v;
-  v.accepted = result.accepted, v.blocking_flag = result.has_blocking_flag();
+  v.accepted = result.accepted;
+  v.blocking_flag = result.has_blocking_flag();
   if (result.accepted && eager != result.speedup.end()) v.speedup = eager->second;
   json flags = json::array();
   for (auto& f : result.flags) flags.push_back({{"id", f.id}, {"severity", severity_name(f.severity)}, {"evidence", f.evidence}});
@@ -54,8 +55,10 @@ RewardService::RewardService(ServiceConfig config, Store& store)
   if (config_.queue.devices.empty()) throw Error(ErrorKind::usage, "the service has no lane", "pass --lanes 1 or more");
   http_->set_payload_max_length(config_.max_body_bytes);
   FrontConfig front;
-  front.host = config_.host, front.port = config_.port;
-  front.max_per_address = config_.max_connections_per_address, front.header_timeout_s = config_.header_timeout_s;
+  front.host = config_.host;
+  front.port = config_.port;
+  front.max_per_address = config_.max_connections_per_address;
+  front.header_timeout_s = config_.header_timeout_s;
   front_ = std::make_unique<HttpFront>(front, *http_);
   shares_ = lane_shares(config_.queue);
   if (fs::is_directory(config_.suite))
@@ -128,8 +131,10 @@ void RewardService::run_job(const Job& job, const std::string& device) {
     const json& r = job.request;
     EvalOptions o = config_.eval;
     o.device = device;
-    o.task_path = r.at("task_path").get<std::string>(), o.candidate_path = r.at("candidate_path").get<std::string>();
-    o.timing = r.value("timing", o.timing), o.baselines = r.value("baselines", o.baselines);
+    o.task_path = r.at("task_path").get<std::string>();
+    o.candidate_path = r.at("candidate_path").get<std::string>();
+    o.timing = r.value("timing", o.timing);
+    o.baselines = r.value("baselines", o.baselines);
     o.task_facts = store_task_facts(&store_);
     o.device_gate = shares_.gate_for(device);
     o.memory_budget = shares_.memory;

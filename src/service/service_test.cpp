@@ -101,7 +101,8 @@ TEST_F(ServeTest, BadRequestsGetClearErrorsAndNothingIsStored) {
   for (int i = 0; i < 20; ++i) {
     int fd = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in addr{};
-    addr.sin_family = AF_INET, addr.sin_port = htons(uint16_t(s.port()));
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(uint16_t(s.port()));
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
     const std::string request = "GET /metrics?token=s3cret HTTP/1.1\r\nHost: x\r\n\r\n";

@@ -97,7 +97,10 @@ std::string hex(const unsigned char* data, std::size_t n) {
   static const char* digits = "0123456789abcdef";
   std::string out;
   out.reserve(n * 2);
-  for (std::size_t i = 0; i < n; ++i) out.push_back(digits[data[i] >> 4]), out.push_back(digits[data[i] & 15]);
+  for (std::size_t i = 0; i < n; ++i) {
+    out.push_back(digits[data[i] >> 4]);
+    out.push_back(digits[data[i] & 15]);
+  }
   return out;
 }
 

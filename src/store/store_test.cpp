@@ -247,8 +247,14 @@ TEST(Store, InfrastructureFailureIsNotAVerdictAndIsNotSaved) {
 TEST(Store, ASampleKeepsItsErrorAndAnOlderStoreGainsTheColumn) {
   TempStore t;
   RlSample x;
-  x.run = "r", x.task_id = "task", x.task_hash = "t", x.round = 1, x.policy = "openai:m", x.prompt = "p";
-  x.outcome = "policy_error", x.error = "HTTP 500 from http://127.0.0.1:1/v1/chat/completions: overloaded";
+  x.run = "r";
+  x.task_id = "task";
+  x.task_hash = "t";
+  x.round = 1;
+  x.policy = "openai:m";
+  x.prompt = "p";
+  x.outcome = "policy_error";
+  x.error = "HTTP 500 from http://127.0.0.1:1/v1/chat/completions: overloaded";
   {
     Store store(t.db);
     store.save_round({x});

@@ -36,7 +36,9 @@ class LoopbackPort {
  public:
   explicit LoopbackPort(bool listen_on_it = false) : fd_(socket(AF_INET, SOCK_STREAM, 0)) {
     sockaddr_in a{};
-    a.sin_family = AF_INET, a.sin_addr.s_addr = htonl(INADDR_LOOPBACK), a.sin_port = 0;
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = 0;
     socklen_t n = sizeof a;
     if (fd_ < 0 || bind(fd_, reinterpret_cast<sockaddr*>(&a), n) != 0 ||
         getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &n) != 0 || (listen_on_it && listen(fd_, 4) != 0))
@@ -52,8 +54,12 @@ class LoopbackPort {
 
 DistributedConfig rank_of(int rank, int world, int port, int timeout_s = 60) {
   DistributedConfig c;
-  c.rank = rank, c.world_size = world, c.local_rank = rank;
-  c.master_port = port, c.backend = "gloo", c.timeout_s = timeout_s;
+  c.rank = rank;
+  c.world_size = world;
+  c.local_rank = rank;
+  c.master_port = port;
+  c.backend = "gloo";
+  c.timeout_s = timeout_s;
   return c;
 }
 
@@ -65,7 +71,9 @@ void on_ranks(int world, Body body, bool launcher_hosts_store = false) {
   c10::intrusive_ptr<c10d::Store> agent;
   if (launcher_hosts_store) {
     c10d::TCPStoreOptions options;
-    options.port = uint16_t(port), options.isServer = true, options.waitWorkers = false;
+    options.port = uint16_t(port);
+    options.isServer = true;
+    options.waitWorkers = false;
     agent = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", options);
   }
   std::vector<std::exception_ptr> failures(std::size_t(world), nullptr);
@@ -251,7 +259,9 @@ Rows four_rows() {
 std::shared_ptr<CausalLM> adapted_llama() {
   auto model = load_causal_lm(test::fixture("llama"));
   LoraConfig c;
-  c.r = 8, c.alpha = 16, c.dropout = 0.0;
+  c.r = 8;
+  c.alpha = 16;
+  c.dropout = 0.0;
   apply_lora(*model, c, /*seed=*/3);
   model->train();
   return model;
@@ -278,7 +288,8 @@ double farthest(const Named& a, const Named& b) {
 TEST(Distributed, TwoRanksOnHalfTheBatchStepAsOneProcessOnTheWholeBatch) {
   SKIP_WITHOUT_GLOO();
   OptimConfig c;
-  c.lr = 1e-2, c.max_grad_norm = 0.5;  // clipping binds: it must act on the averaged gradient
+  c.lr = 1e-2;
+  c.max_grad_norm = 0.5;  // clipping binds: it must act on the averaged gradient
   auto whole = adapted_llama();
   Optimizer one(lora_parameters(*whole), c);
   const std::vector<double> whole_norms = two_steps(*whole, one, four_rows());
@@ -321,17 +332,29 @@ struct SftWorld {
     for (int i = 0; i < n; ++i) {
       RlSample x;
       const std::string task = "task" + std::to_string(i % 3);
-      x.run = "r", x.task_id = task, x.task_hash = "h-" + task, x.round = 1, x.slot = i, x.policy = "rewrite";
+      x.run = "r";
+      x.task_id = task;
+      x.task_hash = "h-" + task;
+      x.round = 1;
+      x.slot = i;
+      x.policy = "rewrite";
       x.prompt = "Make " + task + " faster.";
       x.completion = "## Code Implementation\n```python\nreturn x * " + std::to_string(i) + "\n```\n";
-      x.candidate_hash = "c" + std::to_string(i), x.status = "ok", x.accepted = true, x.speedup = 1.0 + i;
+      x.candidate_hash = "c" + std::to_string(i);
+      x.status = "ok";
+      x.accepted = true;
+      x.speedup = 1.0 + i;
       answers.push_back(x);
     }
     store.save_round(answers);
     o.model_dir = dir / "model";
-    o.lora.r = 4, o.lora.alpha = 8, o.lora.dropout = 0.0;
-    o.optim.lr = 5e-2, o.optim.warmup_steps = 1;
-    o.epochs = 2, o.checkpoint_every = 1;
+    o.lora.r = 4;
+    o.lora.alpha = 8;
+    o.lora.dropout = 0.0;
+    o.optim.lr = 5e-2;
+    o.optim.warmup_steps = 1;
+    o.epochs = 2;
+    o.checkpoint_every = 1;
   }
   std::unique_ptr<Store> open_store() const { return std::make_unique<Store>(dir / "store.db"); }
 };
@@ -351,7 +374,8 @@ TEST(Distributed, TwoRankSftWritesOnRankZeroAndEqualsOneProcessOnTheDoubledBatch
   SKIP_WITHOUT_GLOO();
   SftWorld world(5);
   SftRunOptions single = world.o;
-  single.out_dir = world.dir / "single", single.batch = 4;
+  single.out_dir = world.dir / "single";
+  single.batch = 4;
   auto store = world.open_store();
   SftRunSummary expected = run_sft(*store, single);
   ASSERT_EQ(expected.examples, 5u);

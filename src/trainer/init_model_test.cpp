@@ -156,7 +156,10 @@ TEST(StepBench, LoraStepsTrainAndReport) {
   StepBenchOptions o;
   o.model_dir = dir.path();
   o.lora.r = 4;
-  o.batch = 2, o.seq = 16, o.steps = 4, o.warmup = 1;
+  o.batch = 2;
+  o.seq = 16;
+  o.steps = 4;
+  o.warmup = 1;
   o.optim.lr = 1e-2;
   o.dump = dir / "dump.safetensors";
   const StepBenchResult r = run_step_bench(o);
@@ -186,7 +189,10 @@ TEST(StepBench, FullFineTuningTrainsEveryWeight) {
   StepBenchOptions o;
   o.model_dir = dir.path();
   o.full = true;
-  o.batch = 1, o.seq = 8, o.steps = 2, o.warmup = 0;
+  o.batch = 1;
+  o.seq = 8;
+  o.steps = 2;
+  o.warmup = 0;
   const StepBenchResult r = run_step_bench(o);
   EXPECT_EQ(r.trainable, r.parameters);
   EXPECT_EQ(r.step_ms.size(), 2u);

@@ -43,7 +43,8 @@ std::vector<policy::PolicyAnswer> ModelPolicy::answer(const policy::PolicyReques
       policy::PolicyAnswer& a = answers[first + i];
       a.text = encoder_.decode_answer(g.tokens);
       a.finish_reason = finish_reason_name(g.finish);
-      a.prompt_tokens = prompt.size(), a.completion_tokens = g.tokens.size();
+      a.prompt_tokens = prompt.size();
+      a.completion_tokens = g.tokens.size();
       a.label = options_.label;
       if (options_.keep_tokens) kept.push_back({prompt, std::move(g.tokens), std::move(g.logprobs)});
     }

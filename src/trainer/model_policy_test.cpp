@@ -21,7 +21,10 @@ struct PolicySetup {
   }
   ModelPolicy policy(int64_t max_prompt_tokens = 4096) {
     ModelPolicyOptions o;
-    o.sampling.max_new_tokens = 12, o.max_prompt_tokens = max_prompt_tokens, o.max_batch = 2, o.label = "tiny";
+    o.sampling.max_new_tokens = 12;
+    o.max_prompt_tokens = max_prompt_tokens;
+    o.max_batch = 2;
+    o.label = "tiny";
     o.keep_tokens = true;
     return ModelPolicy(model, ChatEncoder(tok, std::nullopt), o);
   }
@@ -29,7 +32,11 @@ struct PolicySetup {
 
 policy::PolicyRequest request(int count, uint64_t seed) {
   policy::PolicyRequest r;
-  r.task_id = "scale_add", r.prompt = "Make scale_add faster.", r.count = count, r.round = 3, r.seed = seed;
+  r.task_id = "scale_add";
+  r.prompt = "Make scale_add faster.";
+  r.count = count;
+  r.round = 3;
+  r.seed = seed;
   return r;
 }
 

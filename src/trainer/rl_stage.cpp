@@ -37,18 +37,24 @@ std::vector<RoundAnswer> round_rows(const std::vector<RlSample>& samples, ModelP
   std::string task;
   std::vector<SampledTokens> sampled;
   for (const RlSample& x : samples) {
-    if (x.task_id != task) task = x.task_id, sampled = policy.take_sampled(x.task_id, x.round);
-    ++stats.samples, stats.correct += x.accepted;
+    if (x.task_id != task) {
+      task = x.task_id;
+      sampled = policy.take_sampled(x.task_id, x.round);
+    }
+    ++stats.samples;
+    stats.correct += x.accepted;
     raw.push_back(x.raw_reward), normalised.push_back(x.reward);
     if (x.outcome == "policy_error") continue;
     RoundAnswer r;
     if (std::size_t(x.slot) < sampled.size()) {
-      r.prompt = sampled[x.slot].prompt, r.completion = sampled[x.slot].completion;
+      r.prompt = sampled[x.slot].prompt;
+      r.completion = sampled[x.slot].completion;
     } else {
       std::tie(r.prompt, r.completion) = encoder.prompt_and_answer(x.prompt, x.completion);
     }
     if (r.completion.empty()) continue;
-    r.advantage = x.advantage, r.accepted = x.accepted;
+    r.advantage = x.advantage;
+    r.accepted = x.accepted;
     rows.push_back(std::move(r));
   }
   std::tie(stats.raw_reward_mean, stats.raw_reward_std) = mean_std(raw);
@@ -101,7 +107,11 @@ void learn_from_round(CausalLM& model, CausalLM* frozen, Optimizer& opt, const s
                              (double(parts[i].size()) / double(used.size()));
         st.loss += loss.item<double>();
         StepStats s = backward_share(opt, loss, i + 1 == parts.size());
-        if (s.stepped) st.lr = s.lr, st.grad_norm = s.grad_norm, st.updated = true;
+        if (s.stepped) {
+          st.lr = s.lr;
+          st.grad_norm = s.grad_norm;
+          st.updated = true;
+        }
       }
     }
   } else if (c.objective == RlObjective::crl && !parts.empty()) {
@@ -135,9 +145,15 @@ void learn_from_round(CausalLM& model, CausalLM* frozen, Optimizer& opt, const s
                                 batches[i].completion_mask, c.grpo);
         torch::Tensor loss = t.loss * share;
         st.loss += loss.item<double>();
-        st.kl += t.kl_mean * share, st.clip_fraction += t.clip_fraction * share, st.ratio_mean += t.ratio_mean * share;
+        st.kl += t.kl_mean * share;
+        st.clip_fraction += t.clip_fraction * share;
+        st.ratio_mean += t.ratio_mean * share;
         StepStats s = backward_share(opt, loss, i + 1 == parts.size());
-        if (s.stepped) st.lr = s.lr, st.grad_norm = s.grad_norm, st.updated = true;
+        if (s.stepped) {
+          st.lr = s.lr;
+          st.grad_norm = s.grad_norm;
+          st.updated = true;
+        }
       }
     }
   }
@@ -175,7 +191,8 @@ RlStageSummary run_rl_stage(Store& store, const RlStageOptions& o, const std::fu
     for (auto& p : frozen->parameters()) p.set_requires_grad(false);
   }
   OptimConfig oc = o.optim;
-  oc.total_steps = int64_t(o.rounds) * o.ppo_epochs, oc.accumulation = 1;
+  oc.total_steps = int64_t(o.rounds) * o.ppo_epochs;
+  oc.accumulation = 1;
   Optimizer opt(trainable_parameters(*model, o.full), oc);
   rl::LoopConfig c = o.loop;
   if (c.run_dir.empty()) c.run_dir = o.out_dir / "loop";

@@ -28,7 +28,9 @@ fs::path fixtures_dir() { return CUDAL1_FIXTURES_DIR; }
 
 LoraConfig small_lora() {
   LoraConfig c;
-  c.r = 4, c.alpha = 8, c.dropout = 0.0;
+  c.r = 4;
+  c.alpha = 8;
+  c.dropout = 0.0;
   return c;
 }
 
@@ -42,7 +44,10 @@ struct StepSetup {
   }
   Optimizer optimizer(bool full = false, double lr = 5e-2) {
     OptimConfig oc;
-    oc.lr = lr, oc.total_steps = 100, oc.min_lr_ratio = 1.0, oc.max_grad_norm = 0;
+    oc.lr = lr;
+    oc.total_steps = 100;
+    oc.min_lr_ratio = 1.0;
+    oc.max_grad_norm = 0;
     return Optimizer(trainable_parameters(*model, full), oc);
   }
   // Sum of log p over the answer's tokens.
@@ -160,13 +165,20 @@ struct StageSetup {
     o.loop.templates.first_round = "Make {{task}} faster on {{device}}.";  // short: quick to teach
     o.loop.sampler.picks = 0;  // the prompt the model was taught with
     o.loop.group = 2;
-    o.loop.eval.device = "cpu", o.loop.eval.lint = false, o.loop.eval.precision_check = false;
-    o.loop.eval.buckets = 2, o.loop.eval.calls_per_bucket = 3, o.loop.eval.warmup = 1;
-    o.loop.eval.max_remeasure = 0, o.loop.eval.fresh_remeasure_above = 0;
+    o.loop.eval.device = "cpu";
+    o.loop.eval.lint = false;
+    o.loop.eval.precision_check = false;
+    o.loop.eval.buckets = 2;
+    o.loop.eval.calls_per_bucket = 3;
+    o.loop.eval.warmup = 1;
+    o.loop.eval.max_remeasure = 0;
+    o.loop.eval.fresh_remeasure_above = 0;
     o.loop.queue.devices = {"cpu"};
-    o.model_dir = dir / "model", o.out_dir = dir / "out";
+    o.model_dir = dir / "model";
+    o.out_dir = dir / "out";
     o.lora = small_lora();
-    o.optim.lr = 1e-3, o.optim.max_grad_norm = 1.0;
+    o.optim.lr = 1e-3;
+    o.optim.max_grad_norm = 1.0;
     o.sampling.sampling.temperature = 0;  // greedy: the taught file
     o.sampling.sampling.max_new_tokens = 400;
     std::string code = read_file(fixtures_dir() / "candidates" / "ok_scale_add_alpha.py");
@@ -183,7 +195,9 @@ struct StageSetup {
     ChatEncoder enc(tok, std::nullopt);
     auto model = load_causal_lm(o.model_dir);
     OptimConfig oc;
-    oc.lr = 1e-2, oc.total_steps = 400, oc.min_lr_ratio = 1.0;
+    oc.lr = 1e-2;
+    oc.total_steps = 400;
+    oc.min_lr_ratio = 1.0;
     Optimizer opt(trainable_parameters(*model, true), oc);
     model->train();
     auto pa = enc.prompt_and_answer(prompt, file);

@@ -149,7 +149,10 @@ SftRunSummary run_sft(Store& store, const SftRunOptions& o, const std::function<
     StepStats st = opt.backward_and_step(loss);
     if (!st.stepped) continue;
     if (dp) step_loss = dp->all_reduce_sum(step_loss);
-    if (first) s.first_loss = step_loss, first = false;
+    if (first) {
+      s.first_loss = step_loss;
+      first = false;
+    }
     s.last_loss = step_loss;
     if (writes) {
       const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -19,10 +19,18 @@ namespace {
 
 RlSample accepted(const std::string& task, const std::string& code, int slot) {
   RlSample x;
-  x.run = "r", x.task_id = task, x.task_hash = "h-" + task, x.round = 1, x.slot = slot, x.policy = "rewrite";
+  x.run = "r";
+  x.task_id = task;
+  x.task_hash = "h-" + task;
+  x.round = 1;
+  x.slot = slot;
+  x.policy = "rewrite";
   x.prompt = "Make " + task + " faster.";
   x.completion = "## Code Implementation\n```python\n" + code + "\n```\n";
-  x.candidate_hash = "c-" + task + std::to_string(slot), x.status = "ok", x.accepted = true, x.speedup = 1.0 + slot;
+  x.candidate_hash = "c-" + task + std::to_string(slot);
+  x.status = "ok";
+  x.accepted = true;
+  x.speedup = 1.0 + slot;
   return x;
 }
 
@@ -35,10 +43,16 @@ struct SftSetup {
     store = std::make_unique<Store>(dir / "store.db");
     store->save_round({accepted("relu", "class ModelNew: return torch.relu(x)", 0), accepted("relu", "class ModelNew: return x.clamp_min(0)", 1),
                        accepted("gelu", "class ModelNew: return torch.nn.functional.gelu(x)", 0), accepted("add", "class ModelNew: return x + y", 0)});
-    o.model_dir = dir / "model", o.out_dir = dir / "out";
-    o.lora.r = 4, o.lora.alpha = 8, o.lora.dropout = 0.0;
-    o.optim.lr = 5e-2, o.optim.warmup_steps = 1;
-    o.epochs = 20, o.batch = 2, o.checkpoint_every = 2;
+    o.model_dir = dir / "model";
+    o.out_dir = dir / "out";
+    o.lora.r = 4;
+    o.lora.alpha = 8;
+    o.lora.dropout = 0.0;
+    o.optim.lr = 5e-2;
+    o.optim.warmup_steps = 1;
+    o.epochs = 20;
+    o.batch = 2;
+    o.checkpoint_every = 2;
   }
 };
 
@@ -48,7 +62,8 @@ struct SftSetup {
 // (train_test.cpp shows an adapter learning on the Hugging Face fixture).
 TEST(Sft, FullFineTuningLearnsTheStoresAnswersAndSavesTheModel) {
   SftSetup t;
-  t.o.full = true, t.o.optim.lr = 1e-2;
+  t.o.full = true;
+  t.o.optim.lr = 1e-2;
   SftRunSummary s = run_sft(*t.store, t.o);
   EXPECT_EQ(s.examples, 4u);
   EXPECT_EQ(s.steps, 40);  // 20 epochs of 2 batches
@@ -115,7 +130,8 @@ TEST(Sft, AStoreWithoutAcceptedAnswersSaysWhatToRunFirst) {
   test::ScratchFolder dir;
   Store empty(dir / "store.db");
   SftRunOptions o;
-  o.model_dir = dir / "none", o.out_dir = dir / "out";
+  o.model_dir = dir / "none";
+  o.out_dir = dir / "out";
   Error e = test::expect_error([&] { run_sft(empty, o); });
   EXPECT_NE(e.hint().find("cudal1 optimize"), std::string::npos);
 }

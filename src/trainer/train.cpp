@@ -132,7 +132,8 @@ void Optimizer::load_checkpoint(const fs::path& folder) {
     t.copy_(saved);
   }
   torch::load(*adamw_, (folder / "optimizer.pt").string());
-  step_ = state.value("step", int64_t(0)), micro_ = 0;
+  step_ = state.value("step", int64_t(0));
+  micro_ = 0;
 }
 
 }  // namespace cudal1::trainer

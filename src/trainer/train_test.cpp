@@ -26,7 +26,9 @@ struct Adapted {
   std::shared_ptr<CausalLM> model = load_causal_lm(fixture("llama"));
   explicit Adapted(uint64_t seed = 3) {
     LoraConfig c;
-    c.r = 8, c.alpha = 16, c.dropout = 0.0;
+    c.r = 8;
+    c.alpha = 16;
+    c.dropout = 0.0;
     apply_lora(*model, c, seed);
     model->train();
   }
@@ -52,7 +54,9 @@ TEST(Train, BatchesAreRightPaddedWithTheCompletionTokensMasked) {
 TEST(Train, SftLearnsASmallSetThroughTheAdapter) {
   Adapted m;
   OptimConfig c;
-  c.lr = 2e-2, c.total_steps = 40, c.warmup_steps = 2;
+  c.lr = 2e-2;
+  c.total_steps = 40;
+  c.warmup_steps = 2;
   Optimizer opt(lora_parameters(*m.model), c);
   double first = sft_step(m, opt, tiny_set()), last = first;
   for (int i = 1; i < 40; ++i) last = sft_step(m, opt, tiny_set());
@@ -62,7 +66,8 @@ TEST(Train, SftLearnsASmallSetThroughTheAdapter) {
 
 TEST(Train, AccumulatingTwoHalvesUpdatesAsOneBatchDoes) {
   OptimConfig c;
-  c.lr = 1e-2, c.max_grad_norm = 0;
+  c.lr = 1e-2;
+  c.max_grad_norm = 0;
   Adapted whole, halves;
   Optimizer one(lora_parameters(*whole.model), c);
   StepStats s1, s2;
@@ -83,7 +88,9 @@ TEST(Train, AccumulatingTwoHalvesUpdatesAsOneBatchDoes) {
 
 TEST(Train, ACheckpointResumesBitForBit) {
   OptimConfig c;
-  c.lr = 1e-2, c.total_steps = 6, c.warmup_steps = 1;
+  c.lr = 1e-2;
+  c.total_steps = 6;
+  c.warmup_steps = 1;
   Adapted straight;
   Optimizer s(lora_parameters(*straight.model), c);
   for (int i = 0; i < 6; ++i) sft_step(straight, s, tiny_set());
@@ -114,7 +121,9 @@ TEST(Train, ACheckpointResumesBitForBit) {
 // not yet in place) resumes from the new one when it is complete, else from the old one.
 TEST(Train, AStageCheckpointCutOffMidSwapStillLoads) {
   OptimConfig c;
-  c.lr = 1e-2, c.total_steps = 6, c.warmup_steps = 1;
+  c.lr = 1e-2;
+  c.total_steps = 6;
+  c.warmup_steps = 1;
   Adapted m;
   Optimizer opt(lora_parameters(*m.model), c);
   test::ScratchFolder dir;
@@ -146,7 +155,8 @@ TEST(Train, AStageCheckpointCutOffMidSwapStillLoads) {
 // after the last micro-batch and before clipping, so that the norm clipped is the synced one.
 TEST(Train, TheGradientSyncRunsOncePerStepBeforeClipping) {
   OptimConfig c;
-  c.lr = 1e-2, c.accumulation = 2;
+  c.lr = 1e-2;
+  c.accumulation = 2;
   Adapted plain, synced;
   Optimizer p(lora_parameters(*plain.model), c), s(lora_parameters(*synced.model), c);
   int calls = 0;
