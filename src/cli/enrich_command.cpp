@@ -59,7 +59,9 @@ struct EnrichTask {
 
 EnrichTask suite_task(std::string name, fs::path rel, fs::path path) {
   EnrichTask t;
-  t.name = std::move(name), t.rel = std::move(rel), t.task_path = std::move(path);
+  t.name = std::move(name);
+  t.rel = std::move(rel);
+  t.task_path = std::move(path);
   return t;
 }
 
@@ -119,7 +121,10 @@ std::string rejection_reason(const EvalResult& r) {
 json task_line(const EnrichTask& t, const std::string& device) {
   json j = {{"task", t.name}, {"task_sha256", t.sha256}, {"device", device}, {"generated", t.generated},
             {"file", t.code.empty() ? json(nullptr) : json(((t.generated ? fs::path() : fs::path("_failed")) / t.rel).generic_string())}};
-  if (!t.generated) j["reason"] = t.reason, j["detail"] = t.detail;
+  if (!t.generated) {
+    j["reason"] = t.reason;
+    j["detail"] = t.detail;
+  }
   if (t.result) {
     json flags = json::array();
     for (auto& f : t.result->flags) flags.push_back({{"id", f.id}, {"severity", severity_name(f.severity)}, {"evidence", f.evidence}});
@@ -176,12 +181,16 @@ void run_enrich(const EnrichArgs& a) {
     try {
       t.code = graph_task_source(t.name, source);
     } catch (const Error& e) {
-      t.reason = "not a KernelBench task", t.detail = e.message();
+      t.reason = "not a KernelBench task";
+      t.detail = e.message();
       continue;
     }
     write_text(out / "_failed" / t.rel, t.code);
     fs::remove(out / t.rel, ec);  // a verified file from an earlier run: this run decides again
-    if (cpu) t.reason = kNeedsCuda, t.detail = "verifying on the CPU would only exercise ModelNew's eager fallback";
+    if (cpu) {
+      t.reason = kNeedsCuda;
+      t.detail = "verifying on the CPU would only exercise ModelNew's eager fallback";
+    }
   }
   if (cpu)
     std::cerr << "cudal1 enrich: " << kNeedsCuda << ". Nothing is verified on the CPU: ModelNew would fall back to the "
@@ -202,8 +211,10 @@ void run_enrich(const EnrichArgs& a) {
   // graphs were replayed; stored under a key of its own, apart from plain evaluations of the file.
   EvalOptions base;
   if (!pending.empty()) base.extra_env[kGraphStrictEnv] = "1";
-  base.device = a.device, base.python = a.python;
-  base.timing = false, base.lint = false;
+  base.device = a.device;
+  base.python = a.python;
+  base.timing = false;
+  base.lint = false;
   base.task_facts = store_task_facts(store.get());
   if (store) base.protect_files = store->private_files();
   std::string key = base.protocol_key() + ";enrich=" + kGraphTaskVersion + ";strict";
@@ -215,7 +226,10 @@ void run_enrich(const EnrichArgs& a) {
       fs::create_directories((out / t.rel).parent_path(), ec);
       fs::rename(out / "_failed" / t.rel, out / t.rel, ec);
       t.generated = !ec;
-      if (ec) t.reason = "cannot move the verified file out of _failed/", t.detail = ec.message();
+      if (ec) {
+        t.reason = "cannot move the verified file out of _failed/";
+        t.detail = ec.message();
+      }
     } else {
       t.reason = rejection_reason(r);
       t.detail = r.error;

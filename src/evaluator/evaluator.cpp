@@ -53,7 +53,8 @@ uint64_t evaluation_footprint(const fs::path& inputs_dir, const std::vector<std:
   for (auto& case_outputs : expected) {
     uint64_t bytes = 0;
     for (auto& v : case_outputs) bytes += v.bytes.size();
-    all += bytes, largest = std::max(largest, bytes);
+    all += bytes;
+    largest = std::max(largest, bytes);
   }
   return inputs + all + 4 * largest;
 }
@@ -131,8 +132,11 @@ PreparedPtr prepare_evaluation(const EvalOptions& options) {
   r.candidate_hash = sha256_hex(p->cand_src);
   p->python = find_python(o.python);
   fs::path root = p->scratch.root;
-  p->shared = root / "inputs", p->secret = root / "expected", p->ref_dir = root / "reference",
-  p->cand_dir = root / "candidate", p->oracle_dir = root / "oracle";
+  p->shared = root / "inputs";
+  p->secret = root / "expected";
+  p->ref_dir = root / "reference";
+  p->cand_dir = root / "candidate";
+  p->oracle_dir = root / "oracle";
   for (auto& d : {p->shared, p->secret, p->ref_dir, p->cand_dir, p->oracle_dir}) fs::create_directories(d);
   p->plan = make_plan(o.seed);
 

@@ -124,7 +124,9 @@ TEST(Timing, NoisyFiguresAreMeasuredAgainOnFreshBuckets) {
 
 TEST(Timing, ShrunkToOneOnlyWhenTheBucketsSaidOtherwise) {
   SpeedupEstimate e;
-  e.raw = 4.43, e.q25 = 0.9, e.q75 = 8.0;
+  e.raw = 4.43;
+  e.q25 = 0.9;
+  e.q75 = 8.0;
   e.reported = conservative_speedup(e.raw, e.q25, e.q75);
   EXPECT_DOUBLE_EQ(e.reported, 1.0);
   EXPECT_TRUE(shrunk_to_one(e));

@@ -161,7 +161,10 @@ void Worker::shutdown() {
     process_->read_line(std::chrono::milliseconds(2000), line);
   }
   // Untracked before it is reaped: a reaped pid may be reused, by another lane's worker too.
-  if (member_) member_->untrack(process_->pid()), member_ = nullptr;
+  if (member_) {
+    member_->untrack(process_->pid());
+    member_ = nullptr;
+  }
   process_->kill_all();
 }
 
