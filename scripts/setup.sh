@@ -7,12 +7,14 @@
 # the OpenAI-compatible policy's HTTP, GoogleTest),
 # chromium (headless: the bench report's browser test loads the HTML page and reads its console),
 # clang (the build service's fast path compiles the TUs that include torch with it), and
-# bubblewrap and libseccomp (the sandbox that candidate code runs in).
+# bubblewrap and libseccomp (the sandbox that candidate code runs in), hiredis and redis-server
+# (scale-out: the cluster's job stream, and the server its tests start on a free local port).
 set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config
   nlohmann-json3-dev libcli11-dev libsqlite3-dev libsqlitecpp-dev libssl-dev libcpp-httplib-dev libgtest-dev libpcre2-dev libicu-dev libgloo-dev libseccomp-dev bubblewrap
+  libhiredis-dev redis-server
   python3-torch python3-numpy libtorch-dev pybind11-dev python3-dev
   chromium clang
 )

@@ -18,6 +18,7 @@
 #include "cli/commands.h"
 #include "cli/device_option.h"
 #include "cli/queue_setup.h"
+#include "cli/redis_options.h"
 #include "core/error.h"
 #include "core/hash.h"
 #include "core/paths.h"
@@ -42,6 +43,7 @@ struct BatchArgs {
   bool stock = false, no_timing = false, json_out = false, no_store = false, no_build_service = false;
   BaselineArgs baselines;
   std::string build_cache, clang;
+  RedisArgs redis;
 };
 
 // What the build service did over the batch: modules compiled (and how long each took), taken
@@ -83,14 +85,20 @@ void run_batch(const BatchArgs& a) {
     if (store) j.options.protect_files = store->private_files();
   }
   QueueConfig config;
-  // The stock way: one lane on one GPU. Otherwise --lanes per device, sharing it through a gate.
-  config.devices = lane_devices(a.device, a.gpus, a.stock ? 1 : a.lanes, a.stock);
-  config.prefetch = a.stock ? 0 : a.prefetch;
-  config.memory_budget_bytes = uint64_t(a.memory_budget_gb * double(1ull << 30));
-  // The build service compiles every candidate's extensions ahead of the lanes, across the
-  // machine's cores, each distinct module once (the stock way: each candidate's own process).
   std::unique_ptr<BuildService> builds;
-  if (!a.stock && !a.no_build_service) builds = attach_build_service(config, {a.build_cache, a.build_jobs, a.prebuild_threads, a.clang});
+  if (a.redis.enabled() && a.stock)
+    throw Error(ErrorKind::usage, "--stock runs on this host, one evaluation after the other; --redis sends them to the cluster",
+                "drop one of the two");
+  if (!use_cluster(a.redis, config)) {
+    // The stock way: one lane on one GPU. Otherwise --lanes per device, sharing it through a gate.
+    config.devices = lane_devices(a.device, a.gpus, a.stock ? 1 : a.lanes, a.stock);
+    config.prefetch = a.stock ? 0 : a.prefetch;
+    config.memory_budget_bytes = uint64_t(a.memory_budget_gb * double(1ull << 30));
+    // The build service compiles every candidate's extensions ahead of the lanes, across the
+    // machine's cores, each distinct module once (the stock way: each candidate's own process).
+    if (!a.stock && !a.no_build_service)
+      builds = attach_build_service(config, {a.build_cache, a.build_jobs, a.prebuild_threads, a.clang});
+  }
 
   std::vector<QueueResult> results(jobs.size());
   ProgressLine progress(jobs.size());
@@ -102,6 +110,7 @@ void run_batch(const BatchArgs& a) {
     if (out) {
       json line = {{"id", r.id}, {"device", r.device}, {"run_s", r.run_s}, {"lane_wait_s", r.lane_wait_s},
                    {"finished_s", r.finished_s}};
+      if (r.result && r.result->provenance.contains("cluster")) line["cluster"] = r.result->provenance["cluster"];
       if (r.result) line["result"] = r.result->to_json();
       else line["error"] = r.error->message();
       out << line.dump() << "\n" << std::flush;
@@ -129,11 +138,14 @@ void run_batch(const BatchArgs& a) {
     statuses[status_name(e.status)]++;
     accepted += e.accepted;
     auto sp = e.speedup.find("eager");
-    t.add_row({r.id, r.device, e.accepted ? "accepted" : "not accepted", status_name(e.status),
+    std::string where = r.device;  // a cluster's job: the worker's lane
+    if (e.provenance.contains("cluster"))
+      where = e.provenance["cluster"].value("device", "") + "@" + e.provenance["cluster"].value("worker", "");
+    t.add_row({r.id, where, e.accepted ? "accepted" : "not accepted", status_name(e.status),
                sp == e.speedup.end() ? "-" : format_fixed(sp->second, 2) + "x", format_fixed(load, 1), format_fixed(r.run_s, 1),
                noise_note(e)});
   }
-  json summary = {{"mode", a.stock ? "stock" : "queue"}, {"evaluations", jobs.size()}, {"lanes", config.devices},
+  json summary = {{"mode", a.stock ? "stock" : a.redis.enabled() ? "cluster" : "queue"}, {"evaluations", jobs.size()}, {"lanes", config.devices},
                   {"wall_s", stats.wall_s}, {"evaluations_per_hour", stats.evaluations_per_hour()},
                   {"lane_idle_share", stats.idle_share()}, {"accepted", accepted}, {"statuses", statuses},
                   {"load_s_median", percentile(loads, 0.5)}, {"load_s_p90", percentile(loads, 0.9)},
@@ -147,6 +159,12 @@ void run_batch(const BatchArgs& a) {
     return;
   }
   t.print(std::cout);
+  if (a.redis.enabled()) {
+    std::cout << "\n" << jobs.size() << " evaluations through the cluster at " << a.redis.endpoint().url() << " ("
+              << a.redis.in_flight << " in flight at most) in " << format_fixed(stats.wall_s, 1) << " s: "
+              << format_fixed(stats.evaluations_per_hour(), 0) << " evaluations/hour; " << accepted << " accepted\n";
+    return;
+  }
   std::cout << "\n" << jobs.size() << " evaluations on " << config.devices.size() << " lane(s) ("
             << (a.stock ? "stock: one after the other, each building its own extensions" : "queue") << ") in "
             << format_fixed(stats.wall_s, 1) << " s: " << format_fixed(stats.evaluations_per_hour(), 0)
@@ -182,6 +200,7 @@ void register_batch(CLI::App& app) {
   cmd->add_option("--build-cache", args->build_cache, "the build service's cache folder (default $CUDAL1_CACHE/builds)");
   cmd->add_flag("--no-timing", args->no_timing, "check correctness only");
   add_baseline_options(cmd, args->baselines);
+  add_redis_options(cmd, args->redis);
   cmd->add_option("--out", args->out, "append one JSON line per evaluation to this file");
   cmd->add_option("--work", args->work, "with --jsonl: folder for the rows' task and candidate files (default ./cudal1-batch-work)");
   cmd->add_option("--db", args->db, "SQLite store (default as for eval)");

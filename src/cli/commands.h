@@ -40,6 +40,12 @@ void register_bench(CLI::App& app);
 // `cudal1 optimize`: the contrastive-RL loop with a policy, every candidate verified.
 void register_optimize(CLI::App& app);
 
+// `cudal1 worker`: evaluates a Redis cluster's jobs on this host (cluster/worker.h).
+void register_worker(CLI::App& app);
+
+// `cudal1 workers`: a Redis cluster's workers and jobs, as a table.
+void register_workers(CLI::App& app);
+
 // `cudal1 serve`: the reward service (serve_command.cpp, in builds with the HTTP library).
 void register_serve(CLI::App& app);
 

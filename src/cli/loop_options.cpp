@@ -29,6 +29,7 @@ void add_loop_options(CLI::App* cmd, LoopArgs& a) {
   cmd->add_option("--eval-memory-gb", a.memory_budget_gb, "host memory the lanes' evaluations may hold at once, in GB (0: three quarters of what is available)")->check(CLI::NonNegativeNumber)->capture_default_str();
   add_baseline_options(cmd, a.baselines);
   cmd->add_flag("--no-timing", a.no_timing, "check correctness only (every reward is then 0 or the penalty)");
+  add_redis_options(cmd, a.redis);
 }
 
 std::vector<rl::LoopTask> resolve_loop_tasks(const LoopArgs& a) {
@@ -53,7 +54,7 @@ std::vector<rl::LoopTask> resolve_loop_tasks(const LoopArgs& a) {
 rl::LoopConfig loop_config(const LoopArgs& a, const std::string& eval_device) {
   rl::LoopConfig c;
   c.eval.device = eval_device;
-  c.queue.devices = lane_devices(eval_device, a.gpus, a.lanes, false);
+  if (!use_cluster(a.redis, c.queue)) c.queue.devices = lane_devices(eval_device, a.gpus, a.lanes, false);
   c.queue.memory_budget_bytes = uint64_t(a.memory_budget_gb * double(1ull << 30));
   c.group = a.group;
   c.seed = a.seed;

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/baseline_options.h"
+#include "cli/redis_options.h"
 #include "rl/loop.h"
 
 namespace cudal1::cli {
@@ -24,10 +25,12 @@ struct LoopArgs {
   uint64_t seed = 1;
   BaselineArgs baselines;
   bool no_timing = false;
+  RedisArgs redis;  // with a URL, the candidates are evaluated by the cluster's workers
 };
 
 // Registers the positional tasks and --all --suite --group --seed --tau --buckets --exemplars
-// --max-prompt-tokens --prompts --gpus --lanes --eval-memory-gb --baselines --baseline --no-timing.
+// --max-prompt-tokens --prompts --gpus --lanes --eval-memory-gb --baselines --baseline --no-timing,
+// and --redis with its kin (cli/redis_options.h).
 void add_loop_options(CLI::App* cmd, LoopArgs& a);
 
 // The tasks named (suite names or KernelBench files, or --all), each once, with ids the store
@@ -35,7 +38,8 @@ void add_loop_options(CLI::App* cmd, LoopArgs& a);
 std::vector<rl::LoopTask> resolve_loop_tasks(const LoopArgs& a);
 
 // The loop's settings from the arguments; `eval_device` is the device the candidates run on
-// ("cuda", "cpu", "cuda:N") and its lanes come from lane_devices. run and run_dir are left to the caller.
+// ("cuda", "cpu", "cuda:N") and its lanes come from lane_devices, or with --redis are the
+// cluster's (the device then names what the workers run on). run and run_dir are left to the caller.
 rl::LoopConfig loop_config(const LoopArgs& a, const std::string& eval_device);
 
 }  // namespace cudal1::cli

@@ -68,6 +68,7 @@ std::unique_ptr<policy::Policy> make_policy(const OptimizeArgs& a) {
 // The device asked; "auto" is CUDA where a GPU is visible, else the CPU, said aloud.
 std::string optimize_device(const OptimizeArgs& a) {
   if (a.device != "auto") return a.device;
+  if (a.loop.redis.enabled()) return "cuda";  // the workers' GPUs, not this host's
   try {
     lane_devices("cuda", a.loop.gpus, a.loop.lanes, false);
     return "cuda";
@@ -157,7 +158,8 @@ void run_optimize(const OptimizeArgs& a) {
   for (auto& f : store->private_files()) c.eval.protect_files.push_back(f);
 
   // Candidates' load_inline extensions are built ahead of the lanes, in parallel, and cached.
-  std::unique_ptr<BuildService> builds = attach_build_service(c.queue, {});
+  std::unique_ptr<BuildService> builds;
+  if (!a.loop.redis.enabled()) builds = attach_build_service(c.queue, {});
   const std::size_t samples_before = store->run_samples(c.run).size();
   StatusLine status;
   auto outcomes = rl::run_loop(

@@ -21,6 +21,7 @@
 #include "cli/commands.h"
 #include "cli/device_option.h"
 #include "cli/queue_setup.h"
+#include "cli/redis_options.h"
 #include "core/error.h"
 #include "service/service.h"
 #include "task_facts/store_task_facts.h"
@@ -40,6 +41,7 @@ struct ServeArgs {
   int64_t max_queue = 1000;
   bool no_auth = false, no_timing = false;
   BaselineArgs baselines;
+  RedisArgs redis;
 };
 
 // The token from --token-file, else $CUDAL1_SERVE_TOKEN; never from the command line, which every
@@ -87,6 +89,7 @@ void run_serve(const ServeArgs& a) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   std::string device = a.device;
+  if (device == "auto" && a.redis.enabled()) device = "cuda";  // the workers' GPUs
   if (device == "auto") {
     try {
       lane_devices("cuda", a.gpus, a.lanes, false);
@@ -119,8 +122,15 @@ void run_serve(const ServeArgs& a) {
   for (auto& f : service::JobStore::private_files(c.jobs_path)) c.eval.protect_files.push_back(f);
   c.eval.hidden_paths.push_back(c.work_dir.string());
   if (!a.token_file.empty()) c.eval.hidden_paths.push_back(fs::absolute(a.token_file).string());
-  c.queue.devices = lane_devices(device, a.gpus, a.lanes, false);
-  std::unique_ptr<BuildService> builds = attach_build_service(c.queue, {});
+  std::unique_ptr<BuildService> builds;
+  if (use_cluster(a.redis, c.queue)) {
+    c.cluster = a.redis.endpoint();
+    c.cluster_keys = a.redis.keys();
+    c.cluster_max_queued = a.redis.max_queued;
+  } else {
+    c.queue.devices = lane_devices(device, a.gpus, a.lanes, false);
+    builds = attach_build_service(c.queue, {});
+  }
   service::RewardService svc(c, *store);
   const int port = svc.bind();
   service::JobCounts counts = svc.jobs().counts();
@@ -177,6 +187,7 @@ void register_serve(CLI::App& app) {
   cmd->add_option("--gpus", a->gpus, "use at most this many GPUs (0: all)");
   cmd->add_option("--lanes", a->lanes, "evaluations side by side on each device")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--max-queue", a->max_queue, "jobs queued or running at most; more get 429")->check(CLI::PositiveNumber)->capture_default_str();
+  add_redis_options(cmd, a->redis);
   cmd->add_option("--max-body-mb", a->max_body_mb, "request bodies larger than this get 413")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--reward-timeout", a->reward_timeout_s, "seconds POST /reward waits for its evaluations")->capture_default_str();
   cmd->add_option("--max-connections-per-address", a->max_per_address,

@@ -198,7 +198,8 @@ void run_train_rl(RlArgs& a) {
   std::unique_ptr<Store> store = open_store(a.stage.db, false);
   a.o.loop.eval.task_facts = store_task_facts(store.get());
   for (auto& f : store->private_files()) a.o.loop.eval.protect_files.push_back(f);
-  std::unique_ptr<BuildService> builds = attach_build_service(a.o.loop.queue, {});
+  std::unique_ptr<BuildService> builds;
+  if (!a.loop.redis.enabled()) builds = attach_build_service(a.o.loop.queue, {});  // workers build on their hosts
   const char* name = trainer::rl_objective_name(a.o.objective);
 
   trainer::RlStageSummary s = trainer::run_rl_stage(

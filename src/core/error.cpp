@@ -20,6 +20,7 @@ const char* error_kind_name(ErrorKind kind) {
     case ErrorKind::task: return "task";
     case ErrorKind::runner: return "runner";
     case ErrorKind::store: return "store";
+    case ErrorKind::connection: return "connection";
     case ErrorKind::internal: return "internal";
   }
   return "unknown";
@@ -32,6 +33,7 @@ int error_exit_code(ErrorKind kind) {
     case ErrorKind::task: return 4;
     case ErrorKind::runner: return 5;
     case ErrorKind::store: return 6;
+    case ErrorKind::connection: return 7;
     case ErrorKind::internal: return 70;
   }
   return 70;

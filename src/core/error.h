@@ -17,6 +17,7 @@ enum class ErrorKind {
   task,      // the task file cannot be loaded as a KernelBench task
   runner,    // a worker process could not be started or broke the protocol
   store,     // the SQLite store could not be opened or written
+  connection,  // a server cudal1 talks to (Redis) cannot be reached, or refuses it
   internal,  // a bug in cudal1
 };
 
@@ -39,7 +40,8 @@ class Error : public std::runtime_error {
 
 const char* error_kind_name(ErrorKind kind);
 
-// Exit status of the CLI for each category: 2 usage, 3 input, 4 task, 5 runner, 6 store, 70 internal.
+// Exit status of the CLI for each category: 2 usage, 3 input, 4 task, 5 runner, 6 store, 7 connection,
+// 70 internal.
 int error_exit_code(ErrorKind kind);
 
 }  // namespace cudal1

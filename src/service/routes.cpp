@@ -132,6 +132,11 @@ std::optional<std::vector<std::string>> RewardService::enqueue(const std::vector
   if (int64_t(requests.size()) > config_.max_pending)
     throw BadRequest{what + " of " + std::to_string(requests.size()) + " can never fit a queue of " +
                      std::to_string(config_.max_pending) + " (--max-queue): split it"};
+  if (std::optional<std::string> full = cluster_full()) {
+    res.set_header("Retry-After", "30");
+    reply_error(res, 429, *full + ": nothing was stored; try again after Retry-After seconds");
+    return std::nullopt;
+  }
   auto ids = jobs_.submit(requests, config_.max_pending);
   if (!ids) {
     res.set_header("Retry-After", std::to_string(retry_after_s()));

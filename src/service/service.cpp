@@ -9,6 +9,8 @@
 #include <fstream>
 #include <iostream>
 
+#include "cluster/cluster_status.h"
+#include "cluster/job_stream.h"
 #include "core/error.h"
 #include "core/hash.h"
 #include "rl/reward.h"
@@ -232,7 +234,32 @@ std::string RewardService::metrics_text() {
   t += "cudal1_build_seconds_total " + std::to_string(metrics_.build_s) + "\n";
   metric("cudal1_device_seconds_total", "counter", "Seconds of timing with the device held alone.");
   t += "cudal1_device_seconds_total " + std::to_string(metrics_.device_s) + "\n";
+  if (config_.cluster) {
+    metric("cudal1_cluster_up", "gauge", "1 when the cluster's Redis answered this scrape.");
+    try {
+      RedisSession redis(*config_.cluster, 0);
+      std::string cluster = read_cluster_status(redis, config_.cluster_keys).prometheus_text();
+      t += "cudal1_cluster_up 1\n" + cluster;
+    } catch (const Error& e) {
+      t += "cudal1_cluster_up 0\n";
+      std::cerr << "cudal1 serve: /metrics could not read the cluster: " << e.describe() << std::endl;
+    }
+  }
   return t;
+}
+
+std::optional<std::string> RewardService::cluster_full() {
+  if (!config_.cluster) return std::nullopt;
+  try {
+    RedisSession redis(*config_.cluster, 0);
+    int64_t n = stream_length(redis, config_.cluster_keys);
+    if (n >= config_.cluster_max_queued)
+      return "the cluster's job stream holds " + std::to_string(n) + " jobs (--max-queued " +
+             std::to_string(config_.cluster_max_queued) + ")";
+  } catch (const Error& e) {
+    return "the cluster's Redis at " + config_.cluster->url() + " cannot be reached (" + e.message() + ")";
+  }
+  return std::nullopt;
 }
 
 }  // namespace cudal1::service

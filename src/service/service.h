@@ -27,6 +27,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cluster/keys.h"
+#include "cluster/redis_client.h"
 #include "evaluator/evaluator.h"
 #include "queue/queue.h"
 #include "service/content_files.h"
@@ -60,6 +62,11 @@ struct ServiceConfig {
   int max_attempts = 3;                 // a job that stopped the service this often ends failed
   std::size_t max_body_bytes = 8u << 20;
   double reward_timeout_s = 3600;       // how long POST /reward waits for its evaluations
+  // Set when the queue's engine is the cluster's (cluster/remote_engine.h): submissions get 429
+  // while its stream holds cluster_max_queued jobs, and /metrics adds the cluster's families.
+  std::optional<RedisEndpoint> cluster;
+  ClusterKeys cluster_keys;
+  int64_t cluster_max_queued = 10000;
 };
 
 class RewardService {
@@ -100,6 +107,9 @@ class RewardService {
   void submit(const std::vector<nlohmann::json>& requests, httplib::Response& res, bool batch);
   void reward(const httplib::Request& req, httplib::Response& res);
   std::string metrics_text();
+  // Why the cluster takes no more jobs now (its stream is full, or Redis cannot be reached); nullopt
+  // when it does, or when there is no cluster.
+  std::optional<std::string> cluster_full();
   int retry_after_s();
   void routes();
 
