@@ -16,7 +16,7 @@ cli=$1 device=$2 out=$3
 shift 3
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out/results"
-rows=$out/aa_matrix.jsonl
+rows=${AA_ROWS:-$out/aa_matrix.jsonl}  # AA_ROWS: the rows elsewhere (a folder that must stay small)
 : >"$rows"
 
 python3 "$here/aa_candidates.py" "$out/candidates" "$@" --device "$device" >"$out/candidates.jsonl" || exit 1

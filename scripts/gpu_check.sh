@@ -5,7 +5,8 @@
 # STAGES picks what runs (default "tests bench tasks"; "cuda-corpus" runs only the CUDA-only fixtures, "gpu-unit"
 # only the timing and CUDA graph tests; "builds",
 # "throughput", "baselines", "audit" (BENCH_JSONL) and "enrich" (ENRICH_JSONL) measure the queue, the baselines and CUDA-L1's
-# kernels; "aa" the A/A matrix (AA_TASKS: each task's Model as a candidate, plainly and through
+# kernels; "cluster" runs a worker against a Redis on the machine (.redis/, scripts/fetch_redis.sh);
+# "aa" the A/A matrix (AA_TASKS: each task's Model as a candidate, plainly and through
 # each baseline's transformation, beside that baseline); "trainer" the trainer's three stages; "optimize"
 # runs the loop with the built-in policy over the suite (and a replay run with REPLAY_JSONL); "lint" lints
 # every row of LINT_JSONL; "solutions" is long: every bundled task's
@@ -167,8 +168,46 @@ has baselines && "$bin/cudal1" baselines --device cuda --control $(ls tasks/leve
 # level-3 model (level3/02_resnet_basic_block).
 if has aa; then
   aa_tasks=${AA_TASKS:-tasks/level1/23_silu.py tasks/level1/15_sum_dim.py tasks/level1/21_rms_norm.py tasks/level1/01_matmul_square.py tasks/level1/09_conv2d.py tasks/level3/02_resnet_basic_block.py}
-  # Rows are written under $out as they come, so a call cut short still brings back those done.
-  bench/aa_matrix.sh "$bin/cudal1" cuda "$out/aa" $aa_tasks >"$out/aa.txt" 2>"$out/aa_progress.txt"
+  # Rows are written under $out as they come, so a call cut short still brings back those done;
+  # the candidates and each evaluation's files stay outside it (too many files to bring back).
+  mkdir -p "$out/aa"
+  AA_ROWS="$out/aa/aa_matrix.jsonl" bench/aa_matrix.sh "$bin/cudal1" cuda "${TMPDIR:-/tmp}/cudal1-aa" $aa_tasks \
+    >"$out/aa.txt" 2>"$out/aa_progress.txt"
+fi
+
+# 4e''. Scale-out (stage cluster): a Redis on this machine (Debian's redis-server, carried as .deb
+# files in .redis/ by scripts/fetch_redis.sh and unpacked here), one `cudal1 worker` on the GPU, and
+# `cudal1 batch --redis` over CLUSTER_N fixture candidates through it (docs/scale-out.md).
+if has cluster; then
+  rx=${TMPDIR:-/tmp}/cudal1-redis-root
+  if [ ! -x "$rx/usr/bin/redis-server" ]; then
+    mkdir -p "$rx"
+    for f in .redis/*.deb; do
+      if command -v dpkg-deb >/dev/null; then dpkg-deb -x "$f" "$rx"; else ar p "$f" data.tar.xz | tar -xJ -C "$rx"; fi
+    done
+  fi
+  rdata=$(mktemp -d) rport=${CLUSTER_PORT:-16379}
+  LD_LIBRARY_PATH=$rx/usr/lib/x86_64-linux-gnu "$rx/usr/bin/redis-server" --port "$rport" --bind 127.0.0.1 \
+    --dir "$rdata" --appendonly yes --appendfsync always --save "" --daemonize yes --logfile "$rdata/redis.log"
+  sleep 1
+  pairs=$rdata/pairs.txt
+  n=${CLUSTER_N:-24}
+  for kind in "ok $((n / 2))" "incorrect $((n / 4))" "rejected $((n - n / 2 - n / 4))"; do
+    set -- $kind
+    for f in tests/fixtures/candidates/"$1"_*.py; do
+      grep -q load_inline "$f" && continue
+      echo "tests/fixtures/tasks/$(sed -n 's/^# task: //p' "$f" | head -1) $f"
+    done | head -n "$2"
+  done >"$pairs"
+  "$bin/cudal1" worker --redis "redis://127.0.0.1:$rport" --device "${CLUSTER_DEVICE:-cuda}" --lanes "${CLUSTER_LANES:-2}" --no-store \
+    --name gpu-worker >"$out/cluster_worker.txt" 2>&1 &
+  wpid=$!
+  { echo "== cluster: one worker (${CLUSTER_DEVICE:-cuda}, ${CLUSTER_LANES:-2} lanes) against redis-server on this machine"
+    timeout "${CLUSTER_DEADLINE:-300}" "$bin/cudal1" batch --redis "redis://127.0.0.1:$rport" --pairs "$pairs" \
+      --no-store --out "$out/cluster_batch.jsonl" 2>"$out/cluster_progress.txt"
+    "$bin/cudal1" workers --redis "redis://127.0.0.1:$rport"; } >"$out/cluster.txt" 2>&1
+  kill -TERM "$wpid"; wait "$wpid"
+  LD_LIBRARY_PATH=$rx/usr/lib/x86_64-linux-gnu "$rx/usr/bin/redis-cli" -p "$rport" shutdown nosave >/dev/null 2>&1
 fi
 
 # 4f. A CUDA-L1 file scored (stage audit: the file BENCH_JSONL names; BENCH_LIMIT rows, BENCH_LANES
@@ -287,4 +326,4 @@ if has tests || has cuda-corpus || has gpu-unit; then
   echo
 fi
 if [ -s "$CUDAL1_CORPUS_LOG" ]; then python3 bench/corpus_table.py "$CUDAL1_CORPUS_LOG"; echo; fi
-for f in tasks_sol.txt solutions.txt bench.txt lint.txt builds.txt baselines.txt aa.txt bench_cuda_l1.txt throughput.txt enrich.txt optimize_builtin.txt optimize_replay.txt trainer.txt; do [ -s "$out/$f" ] && { cat "$out/$f"; echo; }; done
+for f in tasks_sol.txt solutions.txt bench.txt lint.txt builds.txt baselines.txt aa.txt cluster.txt bench_cuda_l1.txt throughput.txt enrich.txt optimize_builtin.txt optimize_replay.txt trainer.txt; do [ -s "$out/$f" ] && { cat "$out/$f"; echo; }; done
