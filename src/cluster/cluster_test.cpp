@@ -1,8 +1,11 @@
 // The cluster end to end on this host: a real redis-server, real `cudal1 worker` processes on the
 // CPU and `cudal1 batch --redis` as the producer, over fixture candidates whose verdicts are known.
+#include <httplib.h>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <regex>
 #include <fstream>
 #include <map>
 #include <set>
@@ -20,18 +23,14 @@ namespace {
 using namespace cluster_test;
 using nlohmann::json;
 
-// Thirty CPU fixtures whose verdict does not hang on timing: honest ones, wrong ones, crashes,
-// and cheats caught by the checks (tampering, aliasing, forged replies).
-const std::vector<std::string> kThirty = {
-    "ok_scale_add_alpha", "ok_softmax_rows_stable", "ok_relu_positive_clamp", "ok_gemm_relu_addmm",
-    "ok_two_outputs_reuse", "ok_row_loop_norm_vectorised", "ok_softmax_rows_logsumexp", "ok_gemm_divide_folded_weight",
-    "ok_scale_add_out_buffers", "ok_softmax_rows_prints", "incorrect_scale_add_zeros", "incorrect_scale_add_off_by_5pct",
-    "incorrect_two_outputs_second_wrong", "incorrect_gemm_relu_no_bias", "incorrect_softmax_rows_broadcast_shape",
-    "incorrect_scale_add_constant_offset", "incorrect_softmax_rows_returns_empty", "incorrect_gemm_relu_float64",
-    "rejected_relu_positive_returns_input", "rejected_scale_add_inplace_on_x", "rejected_gemm_relu_patches_perf_counter",
-    "rejected_scale_add_forged_reply_on_protocol_fd", "rejected_softmax_rows_forged_timing_reply",
-    "rejected_scale_add_sparse_output", "compile_error_syntax", "crash_abort", "crash_segfault_ctypes",
-    "runtime_error_forward_raises", "runtime_error_no_modelnew", "runtime_error_wrong_ctor_args"};
+// The thirty CPU fixtures of tests/fixtures/cluster/thirty.txt.
+std::vector<std::string> thirty() {
+  std::vector<std::string> names;
+  std::istringstream in(read_file(fixtures_dir() / "cluster" / "thirty.txt"));
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] != '#') names.push_back(line);
+  return names;
+}
 
 class ClusterTest : public ::testing::Test {
  protected:
@@ -81,7 +80,9 @@ class ClusterTest : public ::testing::Test {
 
 TEST_F(ClusterTest, ThirtyJobsOverThreeWorkersOneKilledOneLateEachDoneOnceAsLocally) {
   std::map<std::string, FixtureCase> cases;
-  fs::path list = pairs(kThirty, cases);
+  const std::vector<std::string> names = thirty();
+  ASSERT_EQ(names.size(), 30u);
+  fs::path list = pairs(names, cases);
 
   // The same thirty on this host's own lanes: what every remote verdict must equal.
   Proc local(dir_, "local", {CUDAL1_BINARY, "batch", "--pairs", list.string(), "--device", "cpu", "--lanes", "2",
@@ -113,7 +114,7 @@ TEST_F(ClusterTest, ThirtyJobsOverThreeWorkersOneKilledOneLateEachDoneOnceAsLoca
 
   auto remote = by_id(dir_ / "remote.jsonl");
   auto local_rows = by_id(dir_ / "local.jsonl");
-  ASSERT_EQ(remote.size(), kThirty.size()) << producer.out();
+  ASSERT_EQ(remote.size(), names.size()) << producer.out();
   std::set<std::string> workers_seen;
   for (auto& [id, rows] : remote) {
     ASSERT_EQ(rows.size(), 1u) << id << " came back " << rows.size() << " times";
@@ -130,7 +131,7 @@ TEST_F(ClusterTest, ThirtyJobsOverThreeWorkersOneKilledOneLateEachDoneOnceAsLoca
     workers_seen.insert(r["cluster"]["worker"].get<std::string>());
   }
   ClusterStatus s = status();
-  EXPECT_EQ(s.results, int64_t(kThirty.size())) << "a result was written twice, or one was lost";
+  EXPECT_EQ(s.results, int64_t(names.size())) << "a result was written twice, or one was lost";
   EXPECT_GE(s.retries, 1) << "w1's job was never taken over";
   EXPECT_EQ(s.waiting + s.in_flight, 0);
   EXPECT_TRUE(workers_seen.count("w3")) << "the late worker took no job";
@@ -180,6 +181,64 @@ TEST_F(ClusterTest, WrongCredentialsGetAClearError) {
              {"CUDAL1_REDIS_PASSWORD=right-password"});
   EXPECT_EQ(right.wait(60), 0) << right.err();
   EXPECT_EQ(json::parse(right.out())["waiting"], 0) << right.out();
+}
+
+// serve and optimize with --redis: their evaluations go to the cluster; serve answers 429 while
+// the stream is full, and its /metrics carry the cluster's families.
+TEST_F(ClusterTest, ServeAndOptimizeEvaluateThroughTheCluster) {
+  RedisServer redis(dir_);
+  Proc serve(dir_, "serve", {CUDAL1_BINARY, "serve", "--port", "0", "--no-auth", "-d", "cpu", "--db",
+                             (dir_ / "serve.db").string(), "--redis", redis.url(), "--max-queued", "1", "--in-flight", "2"});
+  int port = 0;
+  ASSERT_TRUE(eventually(60, [&] {
+    std::smatch m;
+    std::string text = serve.err();
+    if (std::regex_search(text, m, std::regex(R"(listening on http://127\.0\.0\.1:(\d+))"))) port = std::stoi(m[1]);
+    return port != 0;
+  })) << serve.err();
+  httplib::Client http("127.0.0.1", port);
+  http.set_read_timeout(60, 0);
+  auto body = [](const std::string& candidate) {
+    return json{{"task_id", "scale_add"},
+                {"reference_code", read_file(fixtures_dir() / "tasks" / "scale_add.py")},
+                {"kernel_code", read_file(fixtures_dir() / "candidates" / candidate)}}
+        .dump();
+  };
+  auto first = http.Post("/evaluate", body("ok_scale_add_alpha.py"), "application/json");
+  ASSERT_TRUE(first && first->status == 202) << (first ? first->body : "no answer");
+  const std::string job = json::parse(first->body)["job_id"];
+  RedisSession session(redis.endpoint(), 30);
+  ASSERT_TRUE(eventually(60, [&] { return session.command({"XLEN", ClusterKeys{}.stream()}).integer == 1; }));
+  auto second = http.Post("/evaluate", body("incorrect_scale_add_zeros.py"), "application/json");
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->status, 429) << second->body;
+  EXPECT_NE(second->body.find("--max-queued 1"), std::string::npos) << second->body;
+  auto metrics = http.Get("/metrics");
+  ASSERT_TRUE(metrics && metrics->status == 200);
+  EXPECT_NE(metrics->body.find("cudal1_cluster_up 1"), std::string::npos) << metrics->body;
+  EXPECT_NE(metrics->body.find("cudal1_cluster_queue_depth 1"), std::string::npos) << metrics->body;
+
+  Proc w1 = worker(redis, "w1");
+  json result;
+  ASSERT_TRUE(eventually(300, [&] {
+    auto r = http.Get("/results/" + job);
+    if (!r || r->status != 200) return false;
+    result = json::parse(r->body);
+    return true;
+  })) << serve.err() << w1.err();
+  EXPECT_EQ(result["status"], "done") << result.dump();
+  EXPECT_EQ(result["verdict"], "ok") << result.dump();
+  metrics = http.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("cudal1_cluster_worker_up{worker=\"w1\"} 1"), std::string::npos) << metrics->body;
+
+  Proc optimize(dir_, "optimize",
+                {CUDAL1_BINARY, "optimize", (fixtures_dir() / "tasks" / "scale_add.py").string(), "-d", "cpu", "--rounds", "1",
+                 "--group", "2", "--policy", "builtin", "--redis", redis.url(), "--db", (dir_ / "optimize.db").string(),
+                 "--run", (dir_ / "run").string(), "--json"});
+  ASSERT_EQ(optimize.wait(600), 0) << optimize.err();
+  ClusterStatus s = read_cluster_status(session, ClusterKeys{});
+  EXPECT_GE(s.results, 3) << "optimize's answers were not evaluated by the cluster: " << s.to_json().dump();
 }
 
 }  // namespace
