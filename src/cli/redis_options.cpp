@@ -22,20 +22,24 @@ CLI::Validator prefix_names() {
 
 void add_redis_server_options(CLI::App* cmd, RedisArgs& a) {
   cmd->add_option("--redis", a.url,
-                  "the cluster's Redis, redis://HOST[:PORT][/DB]; credentials come from CUDAL1_REDIS_USERNAME and "
+                  "the cluster's Redis, redis://HOST[:PORT][/DB]; credentials come from "
+                  "CUDAL1_REDIS_USERNAME and "
                   "CUDAL1_REDIS_PASSWORD");
-  cmd->add_option("--redis-prefix", a.prefix, "key prefix that keeps clusters sharing one server apart")
+  cmd->add_option("--redis-prefix", a.prefix,
+                  "key prefix that keeps clusters sharing one server apart")
       ->check(prefix_names())
       ->capture_default_str();
 }
 
 void add_redis_options(CLI::App* cmd, RedisArgs& a) {
   add_redis_server_options(cmd, a);
-  cmd->add_option("--in-flight", a.in_flight, "with --redis: jobs this command keeps in the cluster at once")
+  cmd->add_option("--in-flight", a.in_flight,
+                  "with --redis: jobs this command keeps in the cluster at once")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
   cmd->add_option("--max-queued", a.max_queued,
-                  "with --redis: no job is pushed while the stream holds this many (waiting or being evaluated)")
+                  "with --redis: no job is pushed while the stream holds this many (waiting or "
+                  "being evaluated)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
 }

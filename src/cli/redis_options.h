@@ -16,8 +16,8 @@
 namespace cudal1::cli {
 
 struct RedisArgs {
-  std::string url;       // empty: evaluate on this host
-  int in_flight = 32;    // jobs this producer keeps in the stream at once
+  std::string url;     // empty: evaluate on this host
+  int in_flight = 32;  // jobs this producer keeps in the stream at once
   int64_t max_queued = 10000;
   std::string prefix = "cudal1:";
 

@@ -16,7 +16,8 @@ int64_t counter(RedisSession& redis, const std::string& key) {
 }
 
 // Held jobs per consumer, from XPENDING's summary form.
-std::map<std::string, int64_t> pending_by_worker(RedisSession& redis, const ClusterKeys& keys, int64_t& total) {
+std::map<std::string, int64_t> pending_by_worker(RedisSession& redis, const ClusterKeys& keys,
+                                                 int64_t& total) {
   std::map<std::string, int64_t> by;
   RedisReply p = redis.command({"XPENDING", keys.stream(), ClusterKeys::kGroup});
   if (p.elements.size() < 4) return by;
@@ -51,9 +52,11 @@ ClusterStatus read_cluster_status(RedisSession& redis, const ClusterKeys& keys) 
 
 json ClusterStatus::to_json() const {
   json ws = json::array();
-  for (auto& w : workers) ws.push_back({{"name", w.name}, {"alive", w.alive}, {"pending", w.pending}, {"record", w.record}});
-  return {{"waiting", waiting}, {"in_flight", in_flight}, {"results", results}, {"retries", retries},
-          {"abandoned", abandoned}, {"workers", ws}};
+  for (auto& w : workers)
+    ws.push_back(
+        {{"name", w.name}, {"alive", w.alive}, {"pending", w.pending}, {"record", w.record}});
+  return {{"waiting", waiting}, {"in_flight", in_flight}, {"results", results},
+          {"retries", retries}, {"abandoned", abandoned}, {"workers", ws}};
 }
 
 std::string ClusterStatus::prometheus_text() const {
@@ -66,23 +69,32 @@ std::string ClusterStatus::prometheus_text() const {
     std::snprintf(buf, sizeof buf, " %.6g\n", v);
     t += name + buf;
   };
-  family("cudal1_cluster_queue_depth", "gauge", "Jobs in the cluster's stream not yet handed to a worker.");
+  family("cudal1_cluster_queue_depth", "gauge",
+         "Jobs in the cluster's stream not yet handed to a worker.");
   line("cudal1_cluster_queue_depth", double(waiting));
-  family("cudal1_cluster_jobs_in_flight", "gauge", "Jobs handed to a worker and not yet acknowledged.");
+  family("cudal1_cluster_jobs_in_flight", "gauge",
+         "Jobs handed to a worker and not yet acknowledged.");
   line("cudal1_cluster_jobs_in_flight", double(in_flight));
-  family("cudal1_cluster_results_total", "counter", "Job outcomes written by the cluster's workers.");
+  family("cudal1_cluster_results_total", "counter",
+         "Job outcomes written by the cluster's workers.");
   line("cudal1_cluster_results_total", double(results));
-  family("cudal1_cluster_retries_total", "counter", "Jobs claimed again after their worker stopped beating.");
+  family("cudal1_cluster_retries_total", "counter",
+         "Jobs claimed again after their worker stopped beating.");
   line("cudal1_cluster_retries_total", double(retries));
-  family("cudal1_cluster_abandoned_total", "counter", "Jobs ended with an error after too many deliveries.");
+  family("cudal1_cluster_abandoned_total", "counter",
+         "Jobs ended with an error after too many deliveries.");
   line("cudal1_cluster_abandoned_total", double(abandoned));
   family("cudal1_cluster_worker_up", "gauge", "1 while a worker's heartbeat is current.");
   for (auto& w : workers) line("cudal1_cluster_worker_up{worker=\"" + w.name + "\"}", w.alive);
-  family("cudal1_cluster_worker_evaluations_per_hour", "gauge", "A worker's evaluations per hour since it started.");
+  family("cudal1_cluster_worker_evaluations_per_hour", "gauge",
+         "A worker's evaluations per hour since it started.");
   for (auto& w : workers)
-    if (w.alive) line("cudal1_cluster_worker_evaluations_per_hour{worker=\"" + w.name + "\"}", w.record.value("evaluations_per_hour", 0.0));
+    if (w.alive)
+      line("cudal1_cluster_worker_evaluations_per_hour{worker=\"" + w.name + "\"}",
+           w.record.value("evaluations_per_hour", 0.0));
   family("cudal1_cluster_worker_jobs_in_flight", "gauge", "Jobs a worker holds.");
-  for (auto& w : workers) line("cudal1_cluster_worker_jobs_in_flight{worker=\"" + w.name + "\"}", double(w.pending));
+  for (auto& w : workers)
+    line("cudal1_cluster_worker_jobs_in_flight{worker=\"" + w.name + "\"}", double(w.pending));
   return t;
 }
 

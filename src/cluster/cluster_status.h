@@ -16,14 +16,14 @@ namespace cudal1 {
 
 struct WorkerStatus {
   std::string name;
-  bool alive = false;        // its heartbeat record has not expired
-  nlohmann::json record;     // what its last heartbeat said (cluster/worker.cpp); empty when gone
-  int64_t pending = 0;       // jobs the stream's group counts as held by it
+  bool alive = false;     // its heartbeat record has not expired
+  nlohmann::json record;  // what its last heartbeat said (cluster/worker.cpp); empty when gone
+  int64_t pending = 0;    // jobs the stream's group counts as held by it
 };
 
 struct ClusterStatus {
-  int64_t waiting = 0;    // pushed, not yet handed to a worker
-  int64_t in_flight = 0;  // handed to a worker, not yet acknowledged
+  int64_t waiting = 0;                              // pushed, not yet handed to a worker
+  int64_t in_flight = 0;                            // handed to a worker, not yet acknowledged
   int64_t results = 0, retries = 0, abandoned = 0;  // counters since the cluster's first job
   std::vector<WorkerStatus> workers;
 

@@ -36,7 +36,8 @@ class ClusterTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() /
-           ("cudal1-cluster-" + std::to_string(::getpid()) + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+           ("cudal1-cluster-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -51,15 +52,18 @@ class ClusterTest : public ::testing::Test {
     std::ofstream out(p);
     for (auto& n : names) {
       EXPECT_TRUE(cases.count(n)) << "no CPU fixture " << n;
-      if (cases.count(n)) out << cases[n].task.string() << " " << cases[n].candidate.string() << "\n";
+      if (cases.count(n))
+        out << cases[n].task.string() << " " << cases[n].candidate.string() << "\n";
     }
     return p;
   }
 
-  Proc worker(const RedisServer& redis, const std::string& name, const std::vector<std::string>& env = {}) {
+  Proc worker(const RedisServer& redis, const std::string& name,
+              const std::vector<std::string>& env = {}) {
     return Proc(dir_, name,
-                {CUDAL1_BINARY, "worker", "--redis", redis.url(), "--device", "cpu", "--name", name, "--no-store",
-                 "--visibility-timeout", "15", "--files-dir", (dir_ / ("files-" + name)).string()},
+                {CUDAL1_BINARY, "worker", "--redis", redis.url(), "--device", "cpu", "--name", name,
+                 "--no-store", "--visibility-timeout", "15", "--files-dir",
+                 (dir_ / ("files-" + name)).string()},
                 env);
   }
 
@@ -85,15 +89,18 @@ TEST_F(ClusterTest, ThirtyJobsOverThreeWorkersOneKilledOneLateEachDoneOnceAsLoca
   fs::path list = pairs(names, cases);
 
   // The same thirty on this host's own lanes: what every remote verdict must equal.
-  Proc local(dir_, "local", {CUDAL1_BINARY, "batch", "--pairs", list.string(), "--device", "cpu", "--lanes", "2",
-                             "--no-store", "--out", (dir_ / "local.jsonl").string(), "--json"});
+  Proc local(dir_, "local",
+             {CUDAL1_BINARY, "batch", "--pairs", list.string(), "--device", "cpu", "--lanes", "2",
+              "--no-store", "--out", (dir_ / "local.jsonl").string(), "--json"});
   ASSERT_EQ(local.wait(900), 0) << local.err();
 
   RedisServer redis(dir_);
   Proc w1 = worker(redis, "w1");
   Proc w2 = worker(redis, "w2");
-  Proc producer(dir_, "producer", {CUDAL1_BINARY, "batch", "--redis", redis.url(), "--pairs", list.string(), "--no-store",
-                                   "--in-flight", "8", "--out", (dir_ / "remote.jsonl").string(), "--json"});
+  Proc producer(
+      dir_, "producer",
+      {CUDAL1_BINARY, "batch", "--redis", redis.url(), "--pairs", list.string(), "--no-store",
+       "--in-flight", "8", "--out", (dir_ / "remote.jsonl").string(), "--json"});
   RedisSession session(redis.endpoint(), 30);
   auto status = [&] { return read_cluster_status(session, ClusterKeys{}); };
   auto held_by = [](const ClusterStatus& s, const std::string& name) {
@@ -102,15 +109,19 @@ TEST_F(ClusterTest, ThirtyJobsOverThreeWorkersOneKilledOneLateEachDoneOnceAsLoca
     return int64_t(0);
   };
   // w1 is killed while it holds a job, after the cluster has written a few results.
-  ASSERT_TRUE(eventually(600, [&] {
-    ClusterStatus s = status();
-    return s.results >= 3 && held_by(s, "w1") > 0;
-  })) << status().to_json().dump() << w1.err();
+  ASSERT_TRUE(eventually(600,
+                         [&] {
+                           ClusterStatus s = status();
+                           return s.results >= 3 && held_by(s, "w1") > 0;
+                         }))
+      << status().to_json().dump() << w1.err();
   w1.kill_hard();
   // w3 joins late, once a third of the jobs are done.
   ASSERT_TRUE(eventually(900, [&] { return status().results >= 10; })) << status().to_json().dump();
   Proc w3 = worker(redis, "w3");
-  ASSERT_EQ(producer.wait(1200), 0) << producer.err() << "\nw2:\n" << w2.err() << "\nw3:\n" << w3.err();
+  ASSERT_EQ(producer.wait(1200), 0) << producer.err() << "\nw2:\n"
+                                    << w2.err() << "\nw3:\n"
+                                    << w3.err();
 
   auto remote = by_id(dir_ / "remote.jsonl");
   auto local_rows = by_id(dir_ / "local.jsonl");
@@ -126,7 +137,9 @@ TEST_F(ClusterTest, ThirtyJobsOverThreeWorkersOneKilledOneLateEachDoneOnceAsLoca
     EXPECT_EQ(r["result"]["status"], l["result"]["status"]) << id;
     EXPECT_EQ(r["result"]["accepted"], l["result"]["accepted"]) << id;
     const FixtureCase& c = cases[fs::path(id).stem().string()];
-    EXPECT_NE(std::find(c.statuses.begin(), c.statuses.end(), r["result"]["status"].get<std::string>()), c.statuses.end())
+    EXPECT_NE(
+        std::find(c.statuses.begin(), c.statuses.end(), r["result"]["status"].get<std::string>()),
+        c.statuses.end())
         << id << " got " << r["result"]["status"];
     workers_seen.insert(r["cluster"]["worker"].get<std::string>());
   }
@@ -142,8 +155,10 @@ TEST_F(ClusterTest, AcceptedJobsSurviveARedisRestartAndAFullStreamHoldsTheProduc
   std::map<std::string, FixtureCase> cases;
   fs::path list = pairs({"ok_scale_add_alpha", "incorrect_scale_add_zeros", "crash_abort"}, cases);
   RedisServer redis(dir_);
-  Proc producer(dir_, "producer", {CUDAL1_BINARY, "batch", "--redis", redis.url(), "--pairs", list.string(), "--no-store",
-                                   "--max-queued", "2", "--out", (dir_ / "remote.jsonl").string(), "--json"});
+  Proc producer(
+      dir_, "producer",
+      {CUDAL1_BINARY, "batch", "--redis", redis.url(), "--pairs", list.string(), "--no-store",
+       "--max-queued", "2", "--out", (dir_ / "remote.jsonl").string(), "--json"});
   RedisSession session(redis.endpoint(), 30);
   auto length = [&] { return session.command({"XLEN", ClusterKeys{}.stream()}).integer; };
   // No worker yet: two jobs are accepted, the third waits for room.
@@ -166,14 +181,19 @@ TEST_F(ClusterTest, WrongCredentialsGetAClearError) {
   RedisServer redis(dir_, "right-password");
   Proc wrong = worker(redis, "wrong", {"CUDAL1_REDIS_PASSWORD=wrong-password"});
   EXPECT_EQ(wrong.wait(60), 7) << wrong.err();
-  EXPECT_NE(wrong.err().find("refused the credentials from CUDAL1_REDIS_PASSWORD"), std::string::npos) << wrong.err();
-  EXPECT_EQ(wrong.err().find("wrong-password"), std::string::npos) << "the error repeats the password";
+  EXPECT_NE(wrong.err().find("refused the credentials from CUDAL1_REDIS_PASSWORD"),
+            std::string::npos)
+      << wrong.err();
+  EXPECT_EQ(wrong.err().find("wrong-password"), std::string::npos)
+      << "the error repeats the password";
 
   Proc none = worker(redis, "none");
   EXPECT_EQ(none.wait(60), 7) << none.err();
-  EXPECT_NE(none.err().find("wants credentials and none were given"), std::string::npos) << none.err();
+  EXPECT_NE(none.err().find("wants credentials and none were given"), std::string::npos)
+      << none.err();
 
-  Proc in_url(dir_, "in-url", {CUDAL1_BINARY, "workers", "--redis", "redis://:right-password@127.0.0.1:6379"});
+  Proc in_url(dir_, "in-url",
+              {CUDAL1_BINARY, "workers", "--redis", "redis://:right-password@127.0.0.1:6379"});
   EXPECT_EQ(in_url.wait(60), 2) << in_url.err();
   EXPECT_NE(in_url.err().find("CUDAL1_REDIS_PASSWORD"), std::string::npos) << in_url.err();
 
@@ -187,13 +207,16 @@ TEST_F(ClusterTest, WrongCredentialsGetAClearError) {
 // the stream is full, and its /metrics carry the cluster's families.
 TEST_F(ClusterTest, ServeAndOptimizeEvaluateThroughTheCluster) {
   RedisServer redis(dir_);
-  Proc serve(dir_, "serve", {CUDAL1_BINARY, "serve", "--port", "0", "--no-auth", "-d", "cpu", "--db",
-                             (dir_ / "serve.db").string(), "--redis", redis.url(), "--max-queued", "1", "--in-flight", "2"});
+  Proc serve(dir_, "serve",
+             {CUDAL1_BINARY, "serve", "--port", "0", "--no-auth", "-d", "cpu", "--db",
+              (dir_ / "serve.db").string(), "--redis", redis.url(), "--max-queued", "1",
+              "--in-flight", "2"});
   int port = 0;
   ASSERT_TRUE(eventually(60, [&] {
     std::smatch m;
     std::string text = serve.err();
-    if (std::regex_search(text, m, std::regex(R"(listening on http://127\.0\.0\.1:(\d+))"))) port = std::stoi(m[1]);
+    if (std::regex_search(text, m, std::regex(R"(listening on http://127\.0\.0\.1:(\d+))")))
+      port = std::stoi(m[1]);
     return port != 0;
   })) << serve.err();
   httplib::Client http("127.0.0.1", port);
@@ -208,7 +231,9 @@ TEST_F(ClusterTest, ServeAndOptimizeEvaluateThroughTheCluster) {
   ASSERT_TRUE(first && first->status == 202) << (first ? first->body : "no answer");
   const std::string job = json::parse(first->body)["job_id"];
   RedisSession session(redis.endpoint(), 30);
-  ASSERT_TRUE(eventually(60, [&] { return session.command({"XLEN", ClusterKeys{}.stream()}).integer == 1; }));
+  ASSERT_TRUE(eventually(60, [&] {
+    return session.command({"XLEN", ClusterKeys{}.stream()}).integer == 1;
+  }));
   auto second = http.Post("/evaluate", body("incorrect_scale_add_zeros.py"), "application/json");
   ASSERT_TRUE(second);
   EXPECT_EQ(second->status, 429) << second->body;
@@ -220,25 +245,30 @@ TEST_F(ClusterTest, ServeAndOptimizeEvaluateThroughTheCluster) {
 
   Proc w1 = worker(redis, "w1");
   json result;
-  ASSERT_TRUE(eventually(300, [&] {
-    auto r = http.Get("/results/" + job);
-    if (!r || r->status != 200) return false;
-    result = json::parse(r->body);
-    return true;
-  })) << serve.err() << w1.err();
+  ASSERT_TRUE(eventually(300,
+                         [&] {
+                           auto r = http.Get("/results/" + job);
+                           if (!r || r->status != 200) return false;
+                           result = json::parse(r->body);
+                           return true;
+                         }))
+      << serve.err() << w1.err();
   EXPECT_EQ(result["status"], "done") << result.dump();
   EXPECT_EQ(result["verdict"], "ok") << result.dump();
   metrics = http.Get("/metrics");
   ASSERT_TRUE(metrics);
-  EXPECT_NE(metrics->body.find("cudal1_cluster_worker_up{worker=\"w1\"} 1"), std::string::npos) << metrics->body;
+  EXPECT_NE(metrics->body.find("cudal1_cluster_worker_up{worker=\"w1\"} 1"), std::string::npos)
+      << metrics->body;
 
-  Proc optimize(dir_, "optimize",
-                {CUDAL1_BINARY, "optimize", (fixtures_dir() / "tasks" / "scale_add.py").string(), "-d", "cpu", "--rounds", "1",
-                 "--group", "2", "--policy", "builtin", "--redis", redis.url(), "--db", (dir_ / "optimize.db").string(),
-                 "--run", (dir_ / "run").string(), "--json"});
+  Proc optimize(
+      dir_, "optimize",
+      {CUDAL1_BINARY, "optimize", (fixtures_dir() / "tasks" / "scale_add.py").string(), "-d", "cpu",
+       "--rounds", "1", "--group", "2", "--policy", "builtin", "--redis", redis.url(), "--db",
+       (dir_ / "optimize.db").string(), "--run", (dir_ / "run").string(), "--json"});
   ASSERT_EQ(optimize.wait(600), 0) << optimize.err();
   ClusterStatus s = read_cluster_status(session, ClusterKeys{});
-  EXPECT_GE(s.results, 3) << "optimize's answers were not evaluated by the cluster: " << s.to_json().dump();
+  EXPECT_GE(s.results, 3) << "optimize's answers were not evaluated by the cluster: "
+                          << s.to_json().dump();
 }
 
 }  // namespace

@@ -46,7 +46,8 @@ inline int free_port() {
 // A child process; its stdout and stderr go to files under `dir`. Killed (SIGKILL) when destroyed.
 class Proc {
  public:
-  Proc(const fs::path& dir, const std::string& name, std::vector<std::string> args, const std::vector<std::string>& env = {})
+  Proc(const fs::path& dir, const std::string& name, std::vector<std::string> args,
+       const std::vector<std::string>& env = {})
       : out_(dir / (name + ".out")), err_(dir / (name + ".err")) {
     std::vector<std::string> envs = env;
     for (char** e = environ; *e; ++e)
@@ -73,7 +74,8 @@ class Proc {
   // Its exit status, or -1 when it ran past `timeout_s` (it is killed then) or died of a signal.
   int wait(double timeout_s) {
     int status = 0;
-    for (auto end = Clock::now() + std::chrono::duration<double>(timeout_s); waitpid(pid_, &status, WNOHANG) == 0;) {
+    for (auto end = Clock::now() + std::chrono::duration<double>(timeout_s);
+         waitpid(pid_, &status, WNOHANG) == 0;) {
       if (Clock::now() > end) {
         kill_hard();
         return -1;
@@ -96,14 +98,27 @@ class Proc {
 // append-only file before it is acknowledged.
 class RedisServer {
  public:
-  RedisServer(const fs::path& dir, std::string password = "") : dir_(dir), port_(free_port()), password_(std::move(password)) {
+  RedisServer(const fs::path& dir, std::string password = "")
+      : dir_(dir), port_(free_port()), password_(std::move(password)) {
     start();
   }
   void start() {
     std::string bin = find_on_path("redis-server");
-    ASSERT_FALSE(bin.empty()) << "redis-server is not installed: run scripts/setup.sh (or apt-get install redis-server)";
-    std::vector<std::string> args = {bin, "--port", std::to_string(port_), "--bind", "127.0.0.1", "--dir", dir_.string(),
-                                     "--appendonly", "yes", "--appendfsync", "always", "--save", ""};
+    ASSERT_FALSE(bin.empty())
+        << "redis-server is not installed: run scripts/setup.sh (or apt-get install redis-server)";
+    std::vector<std::string> args = {bin,
+                                     "--port",
+                                     std::to_string(port_),
+                                     "--bind",
+                                     "127.0.0.1",
+                                     "--dir",
+                                     dir_.string(),
+                                     "--appendonly",
+                                     "yes",
+                                     "--appendfsync",
+                                     "always",
+                                     "--save",
+                                     ""};
     if (!password_.empty()) args.insert(args.end(), {"--requirepass", password_});
     proc_ = std::make_unique<Proc>(dir_, "redis-" + std::to_string(++starts_), args);
     RedisEndpoint e = endpoint();
@@ -115,7 +130,8 @@ class RedisServer {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
       }
     }
-    FAIL() << "redis-server did not answer on port " << port_ << ": " << proc_->err() << proc_->out();
+    FAIL() << "redis-server did not answer on port " << port_ << ": " << proc_->err()
+           << proc_->out();
   }
   void kill_hard() { proc_->kill_hard(); }
   RedisEndpoint endpoint() const {

@@ -41,8 +41,8 @@ TEST(RedisEndpoint, RefusesCredentialsInTheUrl) {
 }
 
 TEST(RedisEndpoint, RefusesWhatIsNoRedisUrl) {
-  for (const char* bad : {"http://host:6379", "redis://host:0", "redis://host:99999", "redis://", "host:6379",
-                          "redis://host:6379/db"})
+  for (const char* bad : {"http://host:6379", "redis://host:0", "redis://host:99999", "redis://",
+                          "host:6379", "redis://host:6379/db"})
     EXPECT_THROW(RedisEndpoint::parse(bad), Error) << bad;
 }
 
@@ -62,7 +62,8 @@ TEST(RedisConnection, SaysWhenNoServerListens) {
   e.port = 1;  // nothing listens on port 1 of a test machine
   Error err = expect_error([&] { RedisConnection::open(e, 2); });
   EXPECT_EQ(err.kind(), ErrorKind::connection);
-  EXPECT_NE(err.message().find("cannot reach Redis at redis://127.0.0.1:1"), std::string::npos) << err.message();
+  EXPECT_NE(err.message().find("cannot reach Redis at redis://127.0.0.1:1"), std::string::npos)
+      << err.message();
 }
 
 // Every field of the protocol and limits that can travel, away from its default.
@@ -118,7 +119,9 @@ TEST(RemoteJob, RoundTripKeepsTheProtocolAndLimits) {
 
 TEST(RemoteJob, RefusesAJobItCannotRead) {
   EXPECT_THROW(RemoteJob::from_json(nlohmann::json::parse(R"({"protocol": {}})")), Error);
-  EXPECT_THROW(RemoteJob::from_json(nlohmann::json::parse(R"({"id": "x", "task": {"name": "t.py"}})")), Error);
+  EXPECT_THROW(
+      RemoteJob::from_json(nlohmann::json::parse(R"({"id": "x", "task": {"name": "t.py"}})")),
+      Error);
   EXPECT_THROW(
       RemoteJob::from_json(nlohmann::json::parse(
           R"({"id": "x", "protocol": {"tolerance": "loose"}, "task": {"name": "t", "sha256": "a"}, "candidate": {"name": "c", "sha256": "b"}})")),

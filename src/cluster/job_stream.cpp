@@ -12,7 +12,8 @@ void ensure_job_group(RedisSession& redis, const ClusterKeys& keys) {
   }
 }
 
-void put_blob(RedisSession& redis, const ClusterKeys& keys, const std::string& sha256, const std::string& content) {
+void put_blob(RedisSession& redis, const ClusterKeys& keys, const std::string& sha256,
+              const std::string& content) {
   const std::string key = keys.blob(sha256), ttl = std::to_string(kBlobTtlS);
   RedisReply set = redis.command({"SET", key, content, "NX", "EX", ttl});
   if (set.is_nil()) redis.command({"EXPIRE", key, ttl});

@@ -16,7 +16,8 @@ namespace cudal1 {
 void ensure_job_group(RedisSession& redis, const ClusterKeys& keys);
 
 // Stores a file by content unless it is there already; either way it lives kBlobTtlS more.
-void put_blob(RedisSession& redis, const ClusterKeys& keys, const std::string& sha256, const std::string& content);
+void put_blob(RedisSession& redis, const ClusterKeys& keys, const std::string& sha256,
+              const std::string& content);
 
 // Entries in the stream: jobs waiting plus jobs a worker holds (acknowledged jobs are deleted).
 int64_t stream_length(RedisSession& redis, const ClusterKeys& keys);

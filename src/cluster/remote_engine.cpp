@@ -39,10 +39,14 @@ std::string new_job_id() {
 
 class RemoteRun : public PreparedRun {
  public:
-  RemoteRun(const RemoteConfig& config, RemoteJob job, std::string task_src, std::string cand_src, std::string task_path,
-            std::string cand_path)
-      : config_(config), job_(std::move(job)), task_src_(std::move(task_src)), cand_src_(std::move(cand_src)),
-        task_path_(std::move(task_path)), cand_path_(std::move(cand_path)) {}
+  RemoteRun(const RemoteConfig& config, RemoteJob job, std::string task_src, std::string cand_src,
+            std::string task_path, std::string cand_path)
+      : config_(config),
+        job_(std::move(job)),
+        task_src_(std::move(task_src)),
+        cand_src_(std::move(cand_src)),
+        task_path_(std::move(task_path)),
+        cand_path_(std::move(cand_path)) {}
 
   EvalResult run() override {
     RedisSession redis(config_.endpoint, config_.reconnect_patience_s);
@@ -53,9 +57,12 @@ class RemoteRun : public PreparedRun {
     RemoteOutcome outcome = wait_for_outcome(redis);
     if (outcome.error) throw *outcome.error;
     EvalResult r = std::move(*outcome.result);
-    r.task_path = task_path_;  // the worker's copies were named by content; the producer's names stand
+    r.task_path =
+        task_path_;  // the worker's copies were named by content; the producer's names stand
     r.candidate_path = cand_path_;
-    r.provenance["cluster"] = {{"worker", outcome.worker}, {"device", outcome.device}, {"job", job_.id},
+    r.provenance["cluster"] = {{"worker", outcome.worker},
+                               {"device", outcome.device},
+                               {"job", job_.id},
                                {"run_s", outcome.run_s}};
     return r;
   }
@@ -73,7 +80,8 @@ class RemoteRun : public PreparedRun {
     bool said = false;
     while (stream_length(redis, config_.keys) >= config_.max_queued) {
       if (!said)
-        say("the job stream at " + config_.endpoint.url() + " holds " + std::to_string(config_.max_queued) +
+        say("the job stream at " + config_.endpoint.url() + " holds " +
+            std::to_string(config_.max_queued) +
             " jobs or more; waiting for the workers to take some");
       said = true;
       std::this_thread::sleep_for(std::chrono::seconds(1));
@@ -81,7 +89,8 @@ class RemoteRun : public PreparedRun {
   }
 
   RemoteOutcome wait_for_outcome(RedisSession& redis) const {
-    const std::string result_key = config_.keys.result(job_.id), done_key = config_.keys.done(job_.id);
+    const std::string result_key = config_.keys.result(job_.id),
+                      done_key = config_.keys.done(job_.id);
     auto start = Clock::now(), said = start;
     for (;;) {
       redis.command({"BLPOP", done_key, "2"});
@@ -99,7 +108,8 @@ class RemoteRun : public PreparedRun {
         said = Clock::now();
         say("job " + job_.id + " (" + job_.candidate.name + ") has waited " +
             std::to_string(int(std::chrono::duration<double>(said - start).count())) +
-            " s for a worker; `cudal1 workers --redis " + config_.endpoint.url() + "` shows which are alive");
+            " s for a worker; `cudal1 workers --redis " + config_.endpoint.url() +
+            "` shows which are alive");
       }
     }
   }
@@ -122,8 +132,9 @@ class RemoteEngine : public EvaluationEngine {
     job.options = options;
     job.task = {safe_file_name(options.task_path, "task.py"), sha256_hex(task_src)};
     job.candidate = {safe_file_name(options.candidate_path, "candidate.py"), sha256_hex(cand_src)};
-    return std::make_unique<RemoteRun>(config_, std::move(job), std::move(task_src), std::move(cand_src),
-                                       options.task_path, options.candidate_path);
+    return std::make_unique<RemoteRun>(config_, std::move(job), std::move(task_src),
+                                       std::move(cand_src), options.task_path,
+                                       options.candidate_path);
   }
 
  private:

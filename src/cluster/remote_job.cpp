@@ -17,7 +17,8 @@ void take(const json& j, const char* key, T& into) {
   try {
     into = j.at(key).get<T>();
   } catch (const json::exception& e) {
-    throw Error(ErrorKind::input, std::string("the job's field '") + key + "' is malformed: " + e.what(),
+    throw Error(ErrorKind::input,
+                std::string("the job's field '") + key + "' is malformed: " + e.what(),
                 "producer and worker must run the same cudal1 version");
   }
 }
@@ -65,7 +66,8 @@ json protocol_to_json(const EvalOptions& o) {
 
 void protocol_from_json(const json& j, EvalOptions& o) {
   if (!j.is_object())
-    throw Error(ErrorKind::input, "the job's protocol is not an object", "producer and worker must run the same cudal1 version");
+    throw Error(ErrorKind::input, "the job's protocol is not an object",
+                "producer and worker must run the same cudal1 version");
   std::string tolerance = tolerance_mode_name(o.tolerance);
   take(j, "tolerance", tolerance);
   if (tolerance == tolerance_mode_name(ToleranceMode::strict)) {
@@ -73,7 +75,8 @@ void protocol_from_json(const json& j, EvalOptions& o) {
   } else if (tolerance == tolerance_mode_name(ToleranceMode::standard)) {
     o.tolerance = ToleranceMode::standard;
   } else {
-    throw Error(ErrorKind::input, "the job asks for tolerance '" + tolerance + "', which this worker does not know",
+    throw Error(ErrorKind::input,
+                "the job asks for tolerance '" + tolerance + "', which this worker does not know",
                 "producer and worker must run the same cudal1 version");
   }
   take(j, "timing", o.timing);
@@ -101,7 +104,8 @@ void protocol_from_json(const json& j, EvalOptions& o) {
   take(j, "memory_limit_mb", o.memory_limit_mb);
   take(j, "output_limit_kb", o.output_limit_kb);
   if (j.contains("seed")) o.seed = j.at("seed").get<uint64_t>();
-  if (j.contains("best_known_speedup")) o.best_known_speedup = j.at("best_known_speedup").get<double>();
+  if (j.contains("best_known_speedup"))
+    o.best_known_speedup = j.at("best_known_speedup").get<double>();
   if (j.contains("call_timeout_s")) o.call_timeout_s = j.at("call_timeout_s").get<double>();
 }
 
@@ -115,7 +119,8 @@ json RemoteJob::to_json() const {
 
 RemoteJob RemoteJob::from_json(const json& j) {
   if (!j.is_object() || !j.contains("id") || !j.at("id").is_string())
-    throw Error(ErrorKind::input, "the job has no id", "producer and worker must run the same cudal1 version");
+    throw Error(ErrorKind::input, "the job has no id",
+                "producer and worker must run the same cudal1 version");
   RemoteJob job;
   job.id = j.at("id").get<std::string>();
   take(j, "producer", job.producer);
@@ -129,41 +134,50 @@ std::string read_job_file(const std::string& path, const char* role) {
   std::error_code ec;
   auto size = fs::file_size(path, ec);
   if (ec)
-    throw Error(ErrorKind::input, std::string("cannot read the ") + role + " file " + path + ": " + ec.message(),
+    throw Error(ErrorKind::input,
+                std::string("cannot read the ") + role + " file " + path + ": " + ec.message(),
                 "check the path");
   if (size > kMaxJobFileBytes)
     throw Error(ErrorKind::input,
-                std::string("the ") + role + " file " + path + " is " + std::to_string(size) + " bytes, over the " +
-                    std::to_string(kMaxJobFileBytes >> 10) + " KiB a job may carry to remote workers",
+                std::string("the ") + role + " file " + path + " is " + std::to_string(size) +
+                    " bytes, over the " + std::to_string(kMaxJobFileBytes >> 10) +
+                    " KiB a job may carry to remote workers",
                 "evaluate it locally (without --redis); KernelBench files are a few kilobytes");
   std::ifstream in(path, std::ios::binary);
   std::ostringstream s;
   s << in.rdbuf();
   if (!in && !in.eof())
-    throw Error(ErrorKind::input, std::string("cannot read the ") + role + " file " + path, "check its permissions");
+    throw Error(ErrorKind::input, std::string("cannot read the ") + role + " file " + path,
+                "check its permissions");
   return s.str();
 }
 
 std::string safe_file_name(const std::string& name, const char* fallback) {
   std::string base = fs::path(name).filename().string(), out;
   for (char c : base)
-    out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') ? c : '_';
+    out +=
+        (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') ? c : '_';
   if (out.empty() || out[0] == '.') return fallback;
   return out;
 }
 
 json error_to_json(const Error& e) {
-  return {{"kind", error_kind_name(e.kind())}, {"message", e.message()}, {"hint", e.hint()}, {"context", e.context()}};
+  return {{"kind", error_kind_name(e.kind())},
+          {"message", e.message()},
+          {"hint", e.hint()},
+          {"context", e.context()}};
 }
 
 Error error_from_json(const json& j) {
-  static const ErrorKind kinds[] = {ErrorKind::usage,  ErrorKind::input,      ErrorKind::task,    ErrorKind::runner,
-                                    ErrorKind::store,  ErrorKind::connection, ErrorKind::internal};
+  static const ErrorKind kinds[] = {ErrorKind::usage,   ErrorKind::input, ErrorKind::task,
+                                    ErrorKind::runner,  ErrorKind::store, ErrorKind::connection,
+                                    ErrorKind::internal};
   ErrorKind kind = ErrorKind::internal;
   std::string name = j.value("kind", "internal");
   for (ErrorKind k : kinds)
     if (name == error_kind_name(k)) kind = k;
-  return Error(kind, j.value("message", "the remote evaluation failed"), j.value("hint", ""), j.value("context", ""));
+  return Error(kind, j.value("message", "the remote evaluation failed"), j.value("hint", ""),
+               j.value("context", ""));
 }
 
 json RemoteOutcome::to_json() const {

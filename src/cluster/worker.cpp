@@ -43,8 +43,8 @@ class Worker {
     redis.connect();  // bad credentials or no server: said now, before any thread starts
     ensure_job_group(redis, c_.keys);
     redis.command({"SADD", c_.keys.workers(), name_});
-    say("worker " + name_ + " takes jobs from " + c_.endpoint.url() + " on " + std::to_string(c_.lanes.size()) +
-        " lane(s)");
+    say("worker " + name_ + " takes jobs from " + c_.endpoint.url() + " on " +
+        std::to_string(c_.lanes.size()) + " lane(s)");
     std::thread beat([this] { heartbeat(); });
     std::vector<std::thread> lanes;
     for (const std::string& device : c_.lanes) lanes.emplace_back([this, device] { lane(device); });
@@ -92,7 +92,8 @@ class Worker {
   // A job whose worker stopped beating first, then a new one (waiting up to a second).
   std::optional<StreamEntry> next_entry(RedisSession& redis, bool& reclaimed) {
     const std::string idle_ms = std::to_string(int64_t(c_.visibility_timeout_s * 1000));
-    RedisReply claimed = redis.command({"XAUTOCLAIM", c_.keys.stream(), ClusterKeys::kGroup, name_, idle_ms, "0-0", "COUNT", "1"});
+    RedisReply claimed = redis.command(
+        {"XAUTOCLAIM", c_.keys.stream(), ClusterKeys::kGroup, name_, idle_ms, "0-0", "COUNT", "1"});
     if (claimed.elements.size() >= 2) {
       if (auto e = first_entry(claimed.elements[1])) {
         reclaimed = true;
@@ -102,19 +103,21 @@ class Worker {
     }
     RedisReply read;
     try {
-      read = redis.command({"XREADGROUP", "GROUP", ClusterKeys::kGroup, name_, "COUNT", "1", "BLOCK", "1000", "STREAMS",
-                            c_.keys.stream(), ">"});
+      read = redis.command({"XREADGROUP", "GROUP", ClusterKeys::kGroup, name_, "COUNT", "1",
+                            "BLOCK", "1000", "STREAMS", c_.keys.stream(), ">"});
     } catch (const Error& e) {
       if (e.message().find("NOGROUP") == std::string::npos) throw;
       ensure_job_group(redis, c_.keys);  // a server restarted without its data
       return std::nullopt;
     }
-    if (read.is_nil() || read.elements.empty() || read.elements[0].elements.size() < 2) return std::nullopt;
+    if (read.is_nil() || read.elements.empty() || read.elements[0].elements.size() < 2)
+      return std::nullopt;
     return first_entry(read.elements[0].elements[1]);
   }
 
   int64_t deliveries(RedisSession& redis, const std::string& stream_id) {
-    RedisReply p = redis.command({"XPENDING", c_.keys.stream(), ClusterKeys::kGroup, stream_id, stream_id, "1"});
+    RedisReply p = redis.command(
+        {"XPENDING", c_.keys.stream(), ClusterKeys::kGroup, stream_id, stream_id, "1"});
     if (p.elements.empty() || p.elements[0].elements.size() < 4) return 1;
     return p.elements[0].elements[3].integer;
   }
@@ -124,17 +127,21 @@ class Worker {
   struct Held {
     Worker& w;
     std::string id;
-    Held(Worker& worker, std::string stream_id) : w(worker), id(std::move(stream_id)) { w.hold(id, true); }
+    Held(Worker& worker, std::string stream_id) : w(worker), id(std::move(stream_id)) {
+      w.hold(id, true);
+    }
     ~Held() { w.hold(id, false); }
   };
 
-  void handle(RedisSession& redis, const StreamEntry& entry, bool reclaimed, const std::string& device) {
+  void handle(RedisSession& redis, const StreamEntry& entry, bool reclaimed,
+              const std::string& device) {
     Held held(*this, entry.stream_id);
     RemoteJob job;
     try {
       job = RemoteJob::from_json(json::parse(entry.job));
     } catch (const std::exception& e) {
-      say("dropped stream entry " + entry.stream_id + ", which holds no job cudal1 can read: " + e.what());
+      say("dropped stream entry " + entry.stream_id +
+          ", which holds no job cudal1 can read: " + e.what());
       acknowledge(redis, entry.stream_id);
       return;
     }
@@ -146,8 +153,10 @@ class Worker {
       if (n > c_.max_deliveries) {
         outcome.error = Error(ErrorKind::runner,
                               "job " + job.id + " was handed out " + std::to_string(n) +
-                                  " times and its worker stopped each time before finishing it; it is not tried again",
-                              "evaluate the candidate alone (`cudal1 eval`) to see whether it brings its worker down");
+                                  " times and its worker stopped each time before finishing it; it "
+                                  "is not tried again",
+                              "evaluate the candidate alone (`cudal1 eval`) to see whether it "
+                              "brings its worker down");
         redis.command({"INCR", c_.keys.stat("abandoned")});
       } else {
         outcome = evaluate(redis, job, device);
@@ -161,24 +170,32 @@ class Worker {
 
   // The job's file from Redis, checked against its hash, written once under files_dir.
   fs::path fetch(RedisSession& redis, const JobFile& file, const char* fallback) {
-    if (file.sha256.size() != 64 || file.sha256.find_first_not_of("0123456789abcdef") != std::string::npos)
-      throw Error(ErrorKind::input, "the job names a file by '" + file.sha256 + "', which is no SHA-256",
+    if (file.sha256.size() != 64 ||
+        file.sha256.find_first_not_of("0123456789abcdef") != std::string::npos)
+      throw Error(ErrorKind::input,
+                  "the job names a file by '" + file.sha256 + "', which is no SHA-256",
                   "producer and worker must run the same cudal1 version");
     fs::path dir = c_.files_dir / file.sha256, path = dir / safe_file_name(file.name, fallback);
     if (fs::exists(path)) return path;
     RedisReply blob = redis.command({"GET", c_.keys.blob(file.sha256)});
     if (blob.is_nil())
-      throw Error(ErrorKind::input, "the job's file " + file.name + " is no longer in Redis (it expired or was deleted)",
-                  "submit the evaluation again: its producer stores the file anew");
+      throw Error(
+          ErrorKind::input,
+          "the job's file " + file.name + " is no longer in Redis (it expired or was deleted)",
+          "submit the evaluation again: its producer stores the file anew");
     if (sha256_hex(blob.str) != file.sha256)
-      throw Error(ErrorKind::input, "the job's file " + file.name + " in Redis does not match its hash",
+      throw Error(ErrorKind::input,
+                  "the job's file " + file.name + " in Redis does not match its hash",
                   "something other than cudal1 wrote the key " + c_.keys.blob(file.sha256));
     fs::create_directories(dir);
-    fs::path tmp = dir / (".tmp-" + std::to_string(getpid()) + "-" + std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id())));
+    fs::path tmp = dir / (".tmp-" + std::to_string(getpid()) + "-" +
+                          std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id())));
     {
       std::ofstream out(tmp, std::ios::binary);
       out << blob.str;
-      if (!out) throw Error(ErrorKind::input, "cannot write " + tmp.string(), "check the disk and --files-dir");
+      if (!out)
+        throw Error(ErrorKind::input, "cannot write " + tmp.string(),
+                    "check the disk and --files-dir");
     }
     fs::rename(tmp, path);
     return path;
@@ -205,7 +222,8 @@ class Worker {
         outcome.prebuild_s = q.prebuild_s;
       });
       if (!outcome.result && !outcome.error)
-        outcome.error = Error(ErrorKind::internal, "the queue gave no outcome for job " + job.id, "report this as a bug");
+        outcome.error = Error(ErrorKind::internal, "the queue gave no outcome for job " + job.id,
+                              "report this as a bug");
     } catch (const Error& e) {
       outcome.error = e;
     }
@@ -215,8 +233,8 @@ class Worker {
   // SET NX: the first evaluation of a job to end is its result; a later one (a job claimed again
   // while its first worker was only slow) is dropped.
   void write_outcome(RedisSession& redis, const std::string& job_id, const RemoteOutcome& outcome) {
-    RedisReply set = redis.command({"SET", c_.keys.result(job_id), outcome.to_json().dump(), "NX", "EX",
-                                    std::to_string(kResultTtlS)});
+    RedisReply set = redis.command({"SET", c_.keys.result(job_id), outcome.to_json().dump(), "NX",
+                                    "EX", std::to_string(kResultTtlS)});
     if (set.is_nil()) return;
     redis.command({"INCR", c_.keys.stat("results")});
     redis.command({"RPUSH", c_.keys.done(job_id), "1"});
@@ -248,7 +266,8 @@ class Worker {
   void heartbeat() {
     RedisSession redis(c_.endpoint, c_.reconnect_patience_s);
     // Often enough that `cudal1 workers` is current, and three beats fit in a visibility timeout.
-    const auto every = std::chrono::duration<double>(std::clamp(c_.visibility_timeout_s / 3, 0.5, 5.0));
+    const auto every =
+        std::chrono::duration<double>(std::clamp(c_.visibility_timeout_s / 3, 0.5, 5.0));
     const auto started = Clock::now();
     const int ttl = std::max(10, int(c_.visibility_timeout_s));
     for (;;) {
@@ -260,18 +279,22 @@ class Worker {
         t = totals_;
       }
       double up_s = std::chrono::duration<double>(Clock::now() - started).count();
-      json record = {{"name", name_},
-                     {"lanes", c_.lanes},
-                     {"in_flight", held.size()},
-                     {"done", t.done},
-                     {"failed", t.failed},
-                     {"reclaimed", t.reclaimed},
-                     {"up_s", up_s},
-                     {"evaluations_per_hour", up_s > 0 ? 3600.0 * double(t.done + t.failed) / up_s : 0.0},
-                     {"seen_unix", std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()}};
+      json record = {
+          {"name", name_},
+          {"lanes", c_.lanes},
+          {"in_flight", held.size()},
+          {"done", t.done},
+          {"failed", t.failed},
+          {"reclaimed", t.reclaimed},
+          {"up_s", up_s},
+          {"evaluations_per_hour", up_s > 0 ? 3600.0 * double(t.done + t.failed) / up_s : 0.0},
+          {"seen_unix",
+           std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+               .count()}};
       try {
         if (!held.empty()) {
-          std::vector<std::string> argv = {"XCLAIM", c_.keys.stream(), ClusterKeys::kGroup, name_, "0"};
+          std::vector<std::string> argv = {"XCLAIM", c_.keys.stream(), ClusterKeys::kGroup, name_,
+                                           "0"};
           argv.insert(argv.end(), held.begin(), held.end());
           argv.push_back("JUSTID");
           redis.command(argv);

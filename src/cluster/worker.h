@@ -38,7 +38,8 @@ struct WorkerConfig {
   double reconnect_patience_s = 300;
   std::function<void(const std::string&)> log;  // null: standard error
   // Each job this worker ended, from its lane's thread (one at a time).
-  std::function<void(const std::string& job_id, const std::string& candidate, const RemoteOutcome&)> on_outcome;
+  std::function<void(const std::string& job_id, const std::string& candidate, const RemoteOutcome&)>
+      on_outcome;
 };
 
 struct WorkerTotals {
