@@ -40,30 +40,50 @@ std::string TimingTurn::file_for(const std::string& device) {
   return folder() + "/cuda-" + physical + ".lock";
 }
 
-TimingTurn TimingTurn::take(const std::string& device, std::chrono::milliseconds patience) {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+// flock(2) with `operation` | LOCK_NB, again and again with a growing pause, until it succeeds
+// or `deadline` passes.
+bool lock_until(int fd, int operation, SteadyClock::time_point deadline) {
+  auto step = std::chrono::milliseconds(2);
+  for (;;) {
+    if (flock(fd, operation | LOCK_NB) == 0) return true;
+    auto now = SteadyClock::now();
+    if (now >= deadline) return false;
+    std::this_thread::sleep_for(std::min<SteadyClock::duration>(step, deadline - now));
+    step = std::min(step * 2, std::chrono::milliseconds(50));
+  }
+}
+
+int open_shared_file(const std::string& file) {
+  int fd = open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+  if (fd >= 0) fchmod(fd, 0666);  // every user's cudal1 takes turns on it
+  return fd;
+}
+
+}  // namespace
+
+TimingTurn TimingTurn::take(const std::string& device, std::chrono::milliseconds patience,
+                            Kind kind) {
   TimingTurn turn;
+  turn.kind_ = kind;
   std::string dir = folder();
   if (mkdir(dir.c_str(), 01777) == 0) chmod(dir.c_str(), 01777);  // past the umask
   std::string file = file_for(device);
-  int fd = open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
-  if (fd < 0) return turn;  // no turn to take: timing goes on, as after a lost wait
-  fchmod(fd, 0666);          // every user's cudal1 takes turns on it
-  auto start = std::chrono::steady_clock::now();
-  auto step = std::chrono::milliseconds(2);
-  for (;;) {
-    if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-      turn.fd_ = fd;
-      break;
-    }
-    auto waited = std::chrono::steady_clock::now() - start;
-    if (waited >= patience) {
-      close(fd);
-      break;
-    }
-    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(step, patience - waited));
-    step = std::min(step * 2, std::chrono::milliseconds(50));
+  auto start = SteadyClock::now(), deadline = start + patience;
+  int fd = open_shared_file(file);
+  // The turnstile: ".gate" beside the device's file. Held only while waiting for the device's.
+  int gate = open_shared_file(file.substr(0, file.size() - 5) + ".gate");
+  if (fd >= 0 && gate >= 0 && lock_until(gate, LOCK_EX, deadline) &&
+      lock_until(fd, kind == Kind::exclusive ? LOCK_EX : LOCK_SH, deadline)) {
+    turn.fd_ = fd;
+    fd = -1;
   }
-  turn.waited_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (fd >= 0) close(fd);  // no turn to take, or none in time: timing goes on without
+  if (gate >= 0) close(gate);  // closing drops its lock
+  turn.waited_s_ = std::chrono::duration<double>(SteadyClock::now() - start).count();
   return turn;
 }
 
@@ -75,12 +95,13 @@ void TimingTurn::release() {
 TimingTurn::~TimingTurn() { release(); }
 
 TimingTurn::TimingTurn(TimingTurn&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)), waited_s_(other.waited_s_) {}
+    : fd_(std::exchange(other.fd_, -1)), kind_(other.kind_), waited_s_(other.waited_s_) {}
 
 TimingTurn& TimingTurn::operator=(TimingTurn&& other) noexcept {
   if (this != &other) {
     release();
     fd_ = std::exchange(other.fd_, -1);
+    kind_ = other.kind_;
     waited_s_ = other.waited_s_;
   }
   return *this;

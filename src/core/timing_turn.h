@@ -7,6 +7,13 @@
 // "side-stream" work that was another process's. So timing also takes this turn: an flock(2) on
 // a file per physical device, in a folder every user may write (TimingTurn::folder()).
 //
+// Timing alone is not enough: another process's correctness checks running kernels while one
+// times are measured as the timer's too (seen on an H100 with eight processes: 2 honest
+// candidates of 10 still rejected with a timing-only turn). So the turn is a readers-writer lock:
+// checking stages take it shared (many at once), timing exclusive (flock's LOCK_SH and LOCK_EX).
+// A second file, the turnstile, keeps a stream of checks from starving a timer: every taker
+// passes through it, and a timer holds it while it waits for the checks under way to end.
+//
 // A turn waited for longer than its patience is gone without: timing goes on, and the caller
 // says so in the result (the device was shared). A process that holds the file locked forever
 // thus delays others by that patience at most.
@@ -19,9 +26,13 @@ namespace cudal1 {
 
 class TimingTurn {
  public:
+  enum class Kind { shared, exclusive };
+
   TimingTurn() = default;
-  // Blocks until the device's turn is ours or `patience` has passed. `device`: "cuda", "cuda:N".
-  static TimingTurn take(const std::string& device, std::chrono::milliseconds patience);
+  // Blocks until the device's turn is ours (with others' shared turns, for a shared one) or
+  // `patience` has passed. `device`: "cuda", "cuda:N".
+  static TimingTurn take(const std::string& device, std::chrono::milliseconds patience,
+                         Kind kind = Kind::exclusive);
   ~TimingTurn();
   TimingTurn(TimingTurn&& other) noexcept;
   TimingTurn& operator=(TimingTurn&& other) noexcept;
@@ -29,6 +40,7 @@ class TimingTurn {
   TimingTurn& operator=(const TimingTurn&) = delete;
 
   bool held() const { return fd_ >= 0; }
+  bool exclusive() const { return held() && kind_ == Kind::exclusive; }
   double waited_s() const { return waited_s_; }
   void release();
 
@@ -40,6 +52,7 @@ class TimingTurn {
 
  private:
   int fd_ = -1;
+  Kind kind_ = Kind::exclusive;
   double waited_s_ = 0;
 };
 

@@ -1,10 +1,16 @@
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
+#include <thread>
 
 #include "core/timing_turn.h"
 
@@ -27,6 +33,18 @@ class TimingTurnTest : public ::testing::Test {
   }
   std::filesystem::path dir_;
 };
+
+// Until another thread holds the device's turnstile (it waits there for the device's turn).
+void wait_for_turnstile_holder(const std::string& device) {
+  std::string file = TimingTurn::file_for(device);
+  int fd = open((file.substr(0, file.size() - 5) + ".gate").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  ASSERT_GE(fd, 0);
+  while (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+    flock(fd, LOCK_UN);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  close(fd);
+}
 
 }  // namespace
 
@@ -65,6 +83,39 @@ TEST_F(TimingTurnTest, AnotherProcessWaitsForTheTurn) {
   waitpid(child, &status, 0);
   close(ready[0]);
   close(ready[1]);
+}
+
+// Checks run beside checks; a timer waits for the checks under way, and the checks that come
+// after it wait for its timing.
+TEST_F(TimingTurnTest, SharedTurnsShareTheDeviceAndAWaitingTimerGoesFirst) {
+  using Kind = TimingTurn::Kind;
+  TimingTurn check1 = TimingTurn::take("cuda:0", 1s, Kind::shared);
+  TimingTurn check2 = TimingTurn::take("cuda:0", 1s, Kind::shared);
+  ASSERT_TRUE(check1.held());
+  ASSERT_TRUE(check2.held());
+  EXPECT_FALSE(TimingTurn::take("cuda:0", 100ms).held());
+
+  std::atomic<double> timer_got_s{0}, late_check_got_s{0};
+  auto start = std::chrono::steady_clock::now();
+  auto since = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  std::thread timer([&] {
+    TimingTurn t = TimingTurn::take("cuda:0", 10s);
+    timer_got_s = t.held() ? since() : -1.0;
+    std::this_thread::sleep_for(200ms);
+  });
+  wait_for_turnstile_holder("cuda:0");  // the timer waits there for the checks
+  std::thread late_check([&] {
+    TimingTurn c = TimingTurn::take("cuda:0", 10s, Kind::shared);
+    late_check_got_s = c.held() ? since() : -1.0;
+  });
+  std::this_thread::sleep_for(200ms);
+  const double released_s = since();
+  check1.release();
+  check2.release();
+  timer.join();
+  late_check.join();
+  EXPECT_GE(timer_got_s, released_s) << "the timer did not wait for the checks under way";
+  EXPECT_GE(late_check_got_s, timer_got_s + 0.15) << "a check that came later ran during the timing";
 }
 
 TEST_F(TimingTurnTest, TheFileIsThePhysicalDevice) {

@@ -33,16 +33,24 @@ StageClock::StageClock(json& phase_seconds, std::shared_ptr<DeviceGate> gate,
     : phase_seconds_(phase_seconds), gate_(std::move(gate)), member_(member),
       progress_(std::move(progress)), turn_device_(std::move(turn_device)) {}
 
-// Exclusive stages hold the turn; it is given back as soon as a shared stage (or the end) comes.
+// Checking stages hold the machine's turn shared, timing stages exclusive (core/timing_turn.h).
+// Every stage boundary gives it back first (leave_turn), so a lane waiting for its gate, or a
+// timer of another process waiting at the turnstile, is never kept waiting by a turn whose stage
+// has ended; only timing going on to more timing keeps it.
+void StageClock::leave_turn(Stage next) {
+  if (turn_.exclusive() && stage_info(next).mode == Mode::exclusive && next != Stage::done) return;
+  turn_.release();
+}
+
 StageClock::Clock::time_point StageClock::take_timing_turn(Stage stage, Clock::time_point now) {
-  if (turn_device_.empty()) return now;
-  if (stage_info(stage).mode != Mode::exclusive || stage == Stage::done) {
-    turn_.release();
-    return now;
-  }
-  if (turn_.held()) return now;
-  turn_ = TimingTurn::take(turn_device_, kTimingTurnPatience);
-  if (!turn_.held()) turn_given_up_s_ = turn_.waited_s();
+  if (turn_device_.empty() || stage == Stage::done || turn_.held()) return now;
+  const bool exclusive = stage_info(stage).mode == Mode::exclusive;
+  // A freezing gate stops this process's other lanes mid-stage while one times: a frozen lane's
+  // shared turn would then keep its own process's timer waiting. Its checks go without.
+  if (!exclusive && gate_ && gate_->freezes()) return now;
+  turn_ = TimingTurn::take(turn_device_, kTimingTurnPatience,
+                           exclusive ? TimingTurn::Kind::exclusive : TimingTurn::Kind::shared);
+  if (!turn_.held() && exclusive) turn_given_up_s_ = turn_.waited_s();
   auto after = Clock::now();
   add_seconds("timing_turn_wait", now, after);
   return after;
@@ -100,6 +108,7 @@ void StageClock::enter(Stage stage, double fraction) {
     member_->set_freezable(false);
   else if (member_ && now_ == Stage::idle_check && stage != Stage::done)
     member_->set_freezable(true);
+  leave_turn(stage);
   if (gate_) now = hold_device(stage, now);
   now = take_timing_turn(stage, now);
   now_ = stage;
@@ -114,6 +123,7 @@ KeyedMutex::Guard StageClock::one_lane_per_task(const std::string& key) {
   auto now = Clock::now();
   close_stage(now);
   hold_.release();
+  turn_.release();  // the lane computing the facts may need the turn alone (baseline timing)
   g = flights.lock(key);
   start_ = Clock::now();
   add_seconds("same_task_wait", now, start_);

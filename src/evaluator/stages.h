@@ -42,8 +42,9 @@ class StageClock {
   using Progress = std::function<void(const std::string& stage, double fraction)>;
   // `gate` may be null (no other user of the device is known); `member`, this evaluation's
   // processes that a freezing gate may stop, may be null and must outlive the clock.
-  // `turn_device`: a CUDA device whose exclusive stages also take the machine-wide timing turn
-  // (core/timing_turn.h), so other cudal1 processes do not run on it meanwhile; empty: none.
+  // `turn_device`: a CUDA device whose stages also take the machine-wide turn (core/timing_turn.h):
+  // shared stages shared, exclusive ones alone, so other cudal1 processes run nothing on it
+  // while this one times; empty: none.
   StageClock(json& phase_seconds, std::shared_ptr<DeviceGate> gate, DeviceGate::Member* member,
              Progress progress, std::string turn_device = {});
 
@@ -67,6 +68,7 @@ class StageClock {
   void close_stage(Clock::time_point now);
   void add_seconds(const std::string& phase, Clock::time_point from, Clock::time_point to);
   Clock::time_point hold_device(Stage stage, Clock::time_point now);
+  void leave_turn(Stage next);
   Clock::time_point take_timing_turn(Stage stage, Clock::time_point now);
 
   json& phase_seconds_;

@@ -2,6 +2,10 @@
 // other evaluations share.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -86,30 +90,49 @@ TEST(Stages, ALaneWaitingForTheSameTasksFactsHoldsNoDevice) {
   EXPECT_GE(second_phases.value("same_task_wait", 0.0), 0.015) << second_phases.dump();
 }
 
-// On CUDA, exclusive stages also hold the machine's timing turn, which other cudal1 processes
-// (which know nothing of this one's gate) wait for; shared stages give it back.
+namespace {
+// Until another thread holds the device's turnstile (it waits there for the device's turn).
+void wait_for_turnstile_holder(const std::string& device) {
+  std::string file = TimingTurn::file_for(device);
+  int fd = open((file.substr(0, file.size() - 5) + ".gate").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  ASSERT_GE(fd, 0);
+  while (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+    flock(fd, LOCK_UN);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  close(fd);
+}
+}  // namespace
+
+// On CUDA, every stage holds the machine's turn, which other cudal1 processes (which know nothing
+// of this one's gate) honour: checking stages shared, timing stages alone.
 TEST(Stages, TimingOnCudaHoldsTheMachinesTurnForTheDevice) {
+  using Kind = TimingTurn::Kind;
   auto dir = std::filesystem::temp_directory_path() / ("cudal1_stage_turns_" + std::to_string(getpid()));
   setenv("CUDAL1_TIMING_LOCKS", dir.c_str(), 1);
   json phases = json::object();
   StageClock clock(phases, nullptr, nullptr, nullptr, "cuda:0");
   clock.enter(Stage::checking);
-  EXPECT_TRUE(TimingTurn::take("cuda:0", 0ms).held()) << "a shared stage holds no turn";
+  EXPECT_TRUE(TimingTurn::take("cuda:0", 0ms, Kind::shared).held()) << "checks beside checks";
+  EXPECT_FALSE(TimingTurn::take("cuda:0", 50ms).held()) << "another process timed during our checks";
   clock.enter(Stage::timing);
-  EXPECT_FALSE(TimingTurn::take("cuda:0", 50ms).held()) << "timing without the machine's turn";
+  EXPECT_FALSE(TimingTurn::take("cuda:0", 50ms, Kind::shared).held()) << "another process checked while we timed";
   EXPECT_TRUE(phases.contains("timing_turn_wait")) << phases.dump();
   clock.enter(Stage::idle_check);
-  EXPECT_TRUE(TimingTurn::take("cuda:0", 0ms).held()) << "the turn outlived the timing";
+  EXPECT_TRUE(TimingTurn::take("cuda:0", 0ms, Kind::shared).held()) << "the timing's turn outlived the timing";
   EXPECT_FALSE(clock.timing_turn_given_up());
+  clock.enter(Stage::attribution);
   {
-    TimingTurn other = TimingTurn::take("cuda:0", 0ms);  // another process times meanwhile
-    ASSERT_TRUE(other.held());
-    std::thread done_later([&] {
+    std::atomic<bool> other_timed{false};
+    std::thread other([&] {  // another process comes to time during our attribution
+      TimingTurn t = TimingTurn::take("cuda:0", 5s);
+      other_timed = t.held();
       std::this_thread::sleep_for(100ms);
-      other.release();
     });
-    clock.enter(Stage::re_timing);
-    done_later.join();
+    wait_for_turnstile_holder("cuda:0");  // it waits there for our shared turn
+    clock.enter(Stage::re_timing);      // ours ends there, and our timing waits for the other's
+    other.join();
+    EXPECT_TRUE(other_timed) << "our shared stage ended, yet its turn was kept";
   }
   EXPECT_FALSE(clock.timing_turn_given_up()) << "it waited for the other's turn to end";
   EXPECT_GE(phases.value("timing_turn_wait", 0.0), 0.05) << phases.dump();
