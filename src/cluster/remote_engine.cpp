@@ -108,8 +108,8 @@ class RemoteRun : public PreparedRun {
         said = Clock::now();
         say("job " + job_.id + " (" + job_.candidate.name + ") has waited " +
             std::to_string(int(std::chrono::duration<double>(said - start).count())) +
-            " s for a worker; `cudal1 workers --redis " + config_.endpoint.url() +
-            "` shows which are alive");
+            " s for its outcome; `cudal1 workers --redis " + config_.endpoint.url() +
+            "` shows whether workers are alive and how busy");
       }
     }
   }
