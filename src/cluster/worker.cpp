@@ -85,6 +85,9 @@ class Worker {
       } catch (const Error& e) {
         say("lane " + device + ": " + e.describe());
         std::this_thread::sleep_for(std::chrono::seconds(2));
+      } catch (const std::exception& e) {  // the job stays pending: claimed again after the timeout
+        say("lane " + device + ": internal error: " + e.what());
+        std::this_thread::sleep_for(std::chrono::seconds(2));
       }
     }
   }
@@ -226,6 +229,10 @@ class Worker {
                               "report this as a bug");
     } catch (const Error& e) {
       outcome.error = e;
+    } catch (const std::exception& e) {  // a file that cannot be written under --files-dir, ...
+      outcome.error =
+          Error(ErrorKind::input, std::string("the worker could not prepare the job: ") + e.what(),
+                "check the worker's --files-dir (its disk and permissions)");
     }
     return outcome;
   }
@@ -302,6 +309,8 @@ class Worker {
         redis.command({"SET", c_.keys.worker(name_), record.dump(), "EX", std::to_string(ttl)});
       } catch (const Error& e) {
         say("heartbeat: " + e.describe());
+      } catch (const std::exception& e) {
+        say(std::string("heartbeat: internal error: ") + e.what());
       }
       std::unique_lock l(m_);
       if (wake_.wait_for(l, every, [this] { return lanes_done_; })) break;
