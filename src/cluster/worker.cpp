@@ -94,6 +94,16 @@ class Worker {
 
   // A job whose worker stopped beating first, then a new one (waiting up to a second).
   std::optional<StreamEntry> next_entry(RedisSession& redis, bool& reclaimed) {
+    try {
+      return claim_or_read(redis, reclaimed);
+    } catch (const Error& e) {
+      if (e.message().find("NOGROUP") == std::string::npos) throw;
+      ensure_job_group(redis, c_.keys);  // a server restarted without its data
+      return std::nullopt;
+    }
+  }
+
+  std::optional<StreamEntry> claim_or_read(RedisSession& redis, bool& reclaimed) {
     const std::string idle_ms = std::to_string(int64_t(c_.visibility_timeout_s * 1000));
     RedisReply claimed = redis.command(
         {"XAUTOCLAIM", c_.keys.stream(), ClusterKeys::kGroup, name_, idle_ms, "0-0", "COUNT", "1"});
@@ -104,15 +114,8 @@ class Worker {
         return e;
       }
     }
-    RedisReply read;
-    try {
-      read = redis.command({"XREADGROUP", "GROUP", ClusterKeys::kGroup, name_, "COUNT", "1",
-                            "BLOCK", "1000", "STREAMS", c_.keys.stream(), ">"});
-    } catch (const Error& e) {
-      if (e.message().find("NOGROUP") == std::string::npos) throw;
-      ensure_job_group(redis, c_.keys);  // a server restarted without its data
-      return std::nullopt;
-    }
+    RedisReply read = redis.command({"XREADGROUP", "GROUP", ClusterKeys::kGroup, name_, "COUNT",
+                                     "1", "BLOCK", "1000", "STREAMS", c_.keys.stream(), ">"});
     if (read.is_nil() || read.elements.empty() || read.elements[0].elements.size() < 2)
       return std::nullopt;
     return first_entry(read.elements[0].elements[1]);
