@@ -18,7 +18,7 @@ namespace {
 
 struct WorkersArgs {
   RedisArgs redis;
-  bool json_out = false;
+  bool json_out = false, forget_gone = false;
 };
 
 std::string seen_ago(const json& record) {
@@ -35,6 +35,13 @@ void run_workers(const WorkersArgs& a) {
   RedisSession redis(a.redis.endpoint(), 0);
   redis.connect();
   ClusterStatus s = read_cluster_status(redis, a.redis.keys());
+  if (a.forget_gone) {  // a gone worker that holds nothing is only history
+    std::erase_if(s.workers, [&](const WorkerStatus& w) {
+      bool forget = !w.alive && w.pending == 0;
+      if (forget) redis.command({"SREM", a.redis.keys().workers(), w.name});
+      return forget;
+    });
+  }
   if (a.json_out) {
     std::cout << s.to_json().dump() << std::endl;
     return;
@@ -64,6 +71,7 @@ void register_workers(CLI::App& app) {
       "workers", "The state of a Redis cluster: its workers, jobs waiting and held");
   add_redis_server_options(cmd, a->redis);
   cmd->add_flag("--json", a->json_out, "print it as one JSON object");
+  cmd->add_flag("--forget-gone", a->forget_gone, "drop workers that stopped and hold no job from the list");
   cmd->callback([a] { run_workers(*a); });
 }
 

@@ -149,6 +149,14 @@ TEST_F(ClusterTest, ThirtyJobsOverThreeWorkersOneKilledOneLateEachDoneOnceAsLoca
   EXPECT_EQ(s.waiting + s.in_flight, 0);
   EXPECT_TRUE(workers_seen.count("w3")) << "the late worker took no job";
   EXPECT_TRUE(workers_seen.count("w2"));
+
+  // The killed worker is listed as gone until it is forgotten; the living stay.
+  Proc forget(dir_, "forget", {CUDAL1_BINARY, "workers", "--redis", redis.url(), "--forget-gone", "--json"});
+  ASSERT_EQ(forget.wait(60), 0) << forget.err();
+  std::set<std::string> listed;
+  for (auto& w : json::parse(forget.out())["workers"]) listed.insert(w["name"].get<std::string>());
+  EXPECT_FALSE(listed.count("w1")) << forget.out();
+  EXPECT_TRUE(listed.count("w2") && listed.count("w3")) << forget.out();
 }
 
 TEST_F(ClusterTest, AcceptedJobsSurviveARedisRestartAndAFullStreamHoldsTheProducer) {
