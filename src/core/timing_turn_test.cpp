@@ -1,8 +1,5 @@
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
 
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -13,6 +10,7 @@
 #include <thread>
 
 #include "core/timing_turn.h"
+#include "core/timing_turn_testing.h"
 
 using namespace cudal1;
 using namespace std::chrono_literals;
@@ -34,17 +32,6 @@ class TimingTurnTest : public ::testing::Test {
   std::filesystem::path dir_;
 };
 
-// Until another thread holds the device's turnstile (it waits there for the device's turn).
-void wait_for_turnstile_holder(const std::string& device) {
-  std::string file = TimingTurn::file_for(device);
-  int fd = open((file.substr(0, file.size() - 5) + ".gate").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-  ASSERT_GE(fd, 0);
-  while (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-    flock(fd, LOCK_UN);
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  close(fd);
-}
 
 }  // namespace
 
@@ -103,7 +90,7 @@ TEST_F(TimingTurnTest, SharedTurnsShareTheDeviceAndAWaitingTimerGoesFirst) {
     timer_got_s = t.held() ? since() : -1.0;
     std::this_thread::sleep_for(200ms);
   });
-  wait_for_turnstile_holder("cuda:0");  // the timer waits there for the checks
+  test_support::wait_for_turnstile_holder("cuda:0");  // the timer waits there for the checks
   std::thread late_check([&] {
     TimingTurn c = TimingTurn::take("cuda:0", 10s, Kind::shared);
     late_check_got_s = c.held() ? since() : -1.0;

@@ -2,9 +2,6 @@
 // other evaluations share.
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -14,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/timing_turn_testing.h"
 #include "evaluator/stages.h"
 
 using namespace cudal1;
@@ -90,20 +88,6 @@ TEST(Stages, ALaneWaitingForTheSameTasksFactsHoldsNoDevice) {
   EXPECT_GE(second_phases.value("same_task_wait", 0.0), 0.015) << second_phases.dump();
 }
 
-namespace {
-// Until another thread holds the device's turnstile (it waits there for the device's turn).
-void wait_for_turnstile_holder(const std::string& device) {
-  std::string file = TimingTurn::file_for(device);
-  int fd = open((file.substr(0, file.size() - 5) + ".gate").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-  ASSERT_GE(fd, 0);
-  while (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-    flock(fd, LOCK_UN);
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  close(fd);
-}
-}  // namespace
-
 // On CUDA, every stage holds the machine's turn, which other cudal1 processes (which know nothing
 // of this one's gate) honour: checking stages shared, timing stages alone.
 TEST(Stages, TimingOnCudaHoldsTheMachinesTurnForTheDevice) {
@@ -129,7 +113,7 @@ TEST(Stages, TimingOnCudaHoldsTheMachinesTurnForTheDevice) {
       other_timed = t.held();
       std::this_thread::sleep_for(100ms);
     });
-    wait_for_turnstile_holder("cuda:0");  // it waits there for our shared turn
+    test_support::wait_for_turnstile_holder("cuda:0");  // it waits there for our shared turn
     clock.enter(Stage::re_timing);      // ours ends there, and our timing waits for the other's
     other.join();
     EXPECT_TRUE(other_timed) << "our shared stage ended, yet its turn was kept";
