@@ -19,6 +19,17 @@ void put_blob(RedisSession& redis, const ClusterKeys& keys, const std::string& s
   if (set.is_nil()) redis.command({"EXPIRE", key, ttl});
 }
 
+std::optional<std::string> push_job_if_room(RedisSession& redis, const ClusterKeys& keys,
+                                            const std::string& job_json, int64_t max_queued) {
+  static const char* kScript =
+      "if redis.call('XLEN', KEYS[1]) >= tonumber(ARGV[1]) then return false end "
+      "return redis.call('XADD', KEYS[1], '*', 'job', ARGV[2])";
+  RedisReply r =
+      redis.command({"EVAL", kScript, "1", keys.stream(), std::to_string(max_queued), job_json});
+  if (r.is_nil()) return std::nullopt;
+  return r.str;
+}
+
 int64_t stream_length(RedisSession& redis, const ClusterKeys& keys) {
   return redis.command({"XLEN", keys.stream()}).integer;
 }

@@ -19,6 +19,12 @@ void ensure_job_group(RedisSession& redis, const ClusterKeys& keys);
 void put_blob(RedisSession& redis, const ClusterKeys& keys, const std::string& sha256,
               const std::string& content);
 
+// Adds the job to the stream unless it holds `max_queued` entries already; the check and the add
+// are one server-side script, so producers pushing at once never overshoot the bound. Returns the
+// entry's id, or nullopt when the stream is full.
+std::optional<std::string> push_job_if_room(RedisSession& redis, const ClusterKeys& keys,
+                                            const std::string& job_json, int64_t max_queued);
+
 // Entries in the stream: jobs waiting plus jobs a worker holds (acknowledged jobs are deleted).
 int64_t stream_length(RedisSession& redis, const ClusterKeys& keys);
 

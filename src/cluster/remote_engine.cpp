@@ -52,8 +52,7 @@ class RemoteRun : public PreparedRun {
     RedisSession redis(config_.endpoint, config_.reconnect_patience_s);
     put_blob(redis, config_.keys, job_.task.sha256, task_src_);
     put_blob(redis, config_.keys, job_.candidate.sha256, cand_src_);
-    wait_for_room(redis);
-    redis.command({"XADD", config_.keys.stream(), "*", "job", job_.to_json().dump()});
+    push(redis);
     RemoteOutcome outcome = wait_for_outcome(redis);
     if (outcome.error) throw *outcome.error;
     EvalResult r = std::move(*outcome.result);
@@ -76,9 +75,11 @@ class RemoteRun : public PreparedRun {
     }
   }
 
-  void wait_for_room(RedisSession& redis) const {
+  // Back-pressure: the job goes in only while the stream holds fewer than max_queued.
+  void push(RedisSession& redis) const {
+    const std::string job = job_.to_json().dump();
     bool said = false;
-    while (stream_length(redis, config_.keys) >= config_.max_queued) {
+    while (!push_job_if_room(redis, config_.keys, job, config_.max_queued)) {
       if (!said)
         say("the job stream at " + config_.endpoint.url() + " holds " +
             std::to_string(config_.max_queued) +
