@@ -32,50 +32,7 @@ while read -r record; do
     "$cli" eval --task "$task" --candidate "$file" --device "$device" --baselines --json --force \
       >"$result" 2>"${result%.json}.log"
   fi
-  python3 - "$record" "$result" >>"$rows" <<'PY'
-import json, sys
-record, path = json.loads(sys.argv[1]), sys.argv[2]
-row = {"task": record["task"], "transformation": record["transformation"]}
-if "skipped" in record:
-    print(json.dumps(dict(row, note=record["skipped"])))
-    sys.exit()
-try:
-    result = json.load(open(path))
-except (OSError, ValueError) as e:
-    print(json.dumps(dict(row, note=f"no result: {e}")))
-    sys.exit()
-stats = result.get("statistics", {})
-row.update(status=result.get("status"), accepted=result.get("accepted"),
-           candidate=result.get("speedup", {}).get("eager"), candidate_raw=stats.get("raw_speedup"),
-           flags=sorted({f.get("id", "?") for f in result.get("flags", []) if f.get("severity") == "block"}))
-if record["transformation"] == "identity":
-    row["baseline"] = 1.0
-else:
-    figure = stats.get("baselines", {}).get("figures", {}).get(record["transformation"], {})
-    if figure.get("ratio"):
-        row["baseline"] = 1.0 / figure["ratio"]  # the figure is baseline ms / eager ms
-        row["copied_calls"] = figure.get("copied_calls", 0)
-    else:
-        row["note"] = "baseline unavailable: " + str(figure.get("unavailable", stats.get("baselines", {}).get("error", "?")))
-if row.get("baseline") and row.get("candidate_raw"):
-    row["gap_percent"] = 100.0 * (row["candidate_raw"] / row["baseline"] - 1.0)
-if not row.get("accepted") and "note" not in row:
-    row["note"] = f"{row.get('status')}: {result.get('error', '')}"[:200]
-print(json.dumps(row))
-PY
+  python3 "$here/aa_row.py" "$record" "$result" >>"$rows"
 done <"$out/candidates.jsonl"
 
-python3 - "$rows" <<'PY'
-import json, sys
-rows = [json.loads(line) for line in open(sys.argv[1])]
-fmt = lambda v, spec: format(v, spec) if isinstance(v, (int, float)) else "-"
-print(f"{'task':<34} {'transformation':<24} {'baseline':>9} {'candidate':>10} {'gap %':>7}  note")
-for r in rows:
-    task = "/".join(r["task"].split("/")[-2:])
-    print(f"{task:<34} {r['transformation']:<24} {fmt(r.get('baseline'), '.2f'):>9} {fmt(r.get('candidate_raw'), '.2f'):>10} "
-          f"{fmt(r.get('gap_percent'), '+.0f'):>7}  {r.get('note', '')}")
-gaps = [abs(r["gap_percent"]) for r in rows if "gap_percent" in r]
-if gaps:
-    print(f"\n{len(gaps)} pairs; largest gap {max(gaps):.0f}%, median {sorted(gaps)[len(gaps) // 2]:.0f}% "
-          "(baseline and candidate: speedup over eager; candidate: the raw bucket median)")
-PY
+python3 "$here/aa_table.py" "$rows"

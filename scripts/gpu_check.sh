@@ -76,7 +76,12 @@ if [ -z "$bin" ]; then
 fi
 
 export CUDAL1_PY_DIR=$root/src/runner/py CUDAL1_FIXTURES_DIR=$root/tests/fixtures
-export CUDAL1_CACHE=${CUDAL1_CACHE:-/tmp/cudal1-cache} CUDAL1_DB=$out/results.db
+# Bulky outputs (caches, generated files, the store) stay in the scratch; only summaries go to
+# $out, which comes back: the device brings back 8 files at most, and any beyond are dropped
+# without a choice of which, so a stage writes few files there and only when it runs.
+scratch=${GPU_SCRATCH:-/tmp/cudal1-gpu}
+mkdir -p "$scratch"
+export CUDAL1_CACHE=${CUDAL1_CACHE:-/tmp/cudal1-cache} CUDAL1_DB=${CUDAL1_DB:-$scratch/results.db}
 export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0}  # build for the card in use only
 export MAX_JOBS=${MAX_JOBS:-4}
 
@@ -88,15 +93,14 @@ export MAX_JOBS=${MAX_JOBS:-4}
 } | tee "$out/gpu.txt"
 
 stages=${STAGES:-tests bench tasks}
-# Bulky outputs (caches, generated files) stay here; only summaries go to $out, which comes back.
-scratch=${GPU_SCRATCH:-/tmp/cudal1-gpu}
-mkdir -p "$scratch"
 has() { [[ " $stages " == *" $1 "* ]]; }
-: >"$out/gpu_tests.log"
 verdict_secs=0
 
-export CUDAL1_CORPUS_LOG=$out/corpus.jsonl  # one line per case: bench/corpus_table.py reads it
-: >"$CUDAL1_CORPUS_LOG"
+if has tests || has cuda-corpus || has gpu-unit; then
+  : >"$out/gpu_tests.log"
+  export CUDAL1_CORPUS_LOG=$out/corpus.jsonl  # one line per case: bench/corpus_table.py reads it
+  : >"$CUDAL1_CORPUS_LOG"
+fi
 # Verdicts on CUDA, in shards: they judge verdicts, not speed, so shards share the GPU.
 # $1: a gtest filter.
 corpus() {
@@ -325,5 +329,5 @@ if has tests || has cuda-corpus || has gpu-unit; then
   grep '^\[  FAILED  \] [A-Z].*(' "$out/gpu_tests.log" | sort -u
   echo
 fi
-if [ -s "$CUDAL1_CORPUS_LOG" ]; then python3 bench/corpus_table.py "$CUDAL1_CORPUS_LOG"; echo; fi
+if [ -s "${CUDAL1_CORPUS_LOG:-}" ]; then python3 bench/corpus_table.py "$CUDAL1_CORPUS_LOG"; echo; fi
 for f in tasks_sol.txt solutions.txt bench.txt lint.txt builds.txt baselines.txt aa.txt cluster.txt bench_cuda_l1.txt throughput.txt enrich.txt optimize_builtin.txt optimize_replay.txt trainer.txt; do [ -s "$out/$f" ] && { cat "$out/$f"; echo; }; done
