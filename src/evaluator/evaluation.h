@@ -98,6 +98,10 @@ Verdict check_precision(PreparedEvaluation& p, Session& s, const std::vector<Ten
 Verdict time_candidate(PreparedEvaluation& p, Session& s, const json& load_request,
                        StageClock& stages);
 
+// The physics check (evaluator/light_check.h): the candidate's time against the task's speed of
+// light, from options.task_facts; its figures in statistics.speed_of_light, a beaten bound as a flag.
+void check_speed_of_light(PreparedEvaluation& p, StageClock& stages);
+
 // Speedups against the task's baselines, from options.task_facts.
 void add_baselines(PreparedEvaluation& p, const json& env, StageClock& stages);
 

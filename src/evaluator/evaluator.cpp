@@ -12,6 +12,7 @@
 #include "core/format.h"
 #include "core/hash.h"
 #include "evaluator/evaluation.h"
+#include "evaluator/light_check.h"
 #include "evaluator/prebuilt.h"
 #include "evaluator/shadowing.h"
 #include "evaluator/verdicts.h"
@@ -353,6 +354,11 @@ static EvalResult run_once(PreparedEvaluation& p) {
     stages.enter(Stage::attribution);
     attribute(session, *p.cand, p.cand_src, r);
     if (v.ok()) v = settle_status(Step::attribution, {}, r);
+  }
+  if (v.ok() && o.task_facts && r.runtime_ms.count("candidate") && r.runtime_ms.count("eager") &&
+      r.runtime_ms["eager"] >= kLightCheckAbove * r.runtime_ms["candidate"]) {
+    check_speed_of_light(p, stages);
+    v = settle_status(Step::speed_of_light, {}, r);
   }
   if (v.ok() && o.baselines && o.task_facts && r.speedup.count("eager"))
     add_baselines(p, ref.loaded.value("env", json()), stages);

@@ -56,6 +56,9 @@ TEST_P(Fixture, GetsItsExpectedVerdict) {
   o.max_remeasure = c.max_speedup > 0 ? EvalOptions{}.max_remeasure : 0;
   o.noisy_retries = c.max_speedup > 0 ? EvalOptions{}.noisy_retries : 0;
   o.lint = false;  // the lint has its own tests; here it would only repeat itself per case
+  // For the physics check (light_check.h), which describes the task only for a candidate at
+  // least 2x faster than eager.
+  o.task_facts = store_task_facts(nullptr);
   o.build_timeout_s = c.builds_extension ? 600 : 30;
   o.call_timeout_s = 15;
   EvalResult r = evaluate(o);

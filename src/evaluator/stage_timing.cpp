@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "evaluator/evaluation.h"
+#include "evaluator/light_check.h"
 #include "evaluator/task_facts.h"
 #include "evaluator/verdicts.h"
 
@@ -66,6 +67,21 @@ Verdict time_candidate(PreparedEvaluation& p, Session& s, const json& load_reque
   if (bar <= 0 || p.r.speedup["eager"] <= bar || p.r.has_blocking_flag()) return measured;
   stages.enter(Stage::re_timing);
   return retime_in_fresh_process(p, s, load_request, bar);
+}
+
+void check_speed_of_light(PreparedEvaluation& p, StageClock& stages) {
+  EvalResult& r = p.r;
+  stages.enter(Stage::speed_of_light);
+  try {
+    auto light = p.o.task_facts->speed_of_light(task_query(p), [&] { stages.enter(Stage::ceilings); });
+    if (!light) return;
+    double cand = r.runtime_ms.at("candidate"), eager = r.runtime_ms.at("eager");
+    r.statistics["speed_of_light"] = light_record(cand, eager, *light);
+    for (auto& f : light_flags(cand, eager, *light)) r.add_flag(f.id, f.severity, f.evidence);
+  } catch (const Error& e) {
+    // The verdict stands without the check; the record says why it is missing.
+    r.statistics["speed_of_light"] = {{"error", e.message()}};
+  }
 }
 
 void add_baselines(PreparedEvaluation& p, const json& env, StageClock& stages) {

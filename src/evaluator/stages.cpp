@@ -15,7 +15,8 @@ constexpr StageInfo kStages[] = {
     {"candidate", Mode::shared, 0.1},     {"checking", Mode::shared, 0.2},
     {"precision", Mode::shared, 0.45},    {"timing", Mode::exclusive, 0.5},
     {"re-timing", Mode::exclusive, 0.8},  {"idle check", Mode::shared, 0.8},
-    {"attribution", Mode::shared, 0.9},   {"baselines", Mode::shared, 0.95},
+    {"attribution", Mode::shared, 0.9},   {"speed of light", Mode::shared, 0.93},
+    {"ceilings", Mode::exclusive, 0.94},  {"baselines", Mode::shared, 0.95},
     {"baseline timing", Mode::exclusive, 0.97}, {"done", Mode::shared, 1.0},
 };
 static_assert(std::size(kStages) == std::size_t(Stage::done) + 1);

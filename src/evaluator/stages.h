@@ -26,7 +26,7 @@ namespace cudal1 {
 
 enum class Stage {
   lint, reference, candidate, checking, precision, timing, re_timing, idle_check,
-  attribution, baselines, baseline_timing, done,
+  attribution, speed_of_light, ceilings, baselines, baseline_timing, done,
 };
 
 struct StageInfo {

@@ -18,6 +18,7 @@ Verdict settle_status(Step step, const Verdict& found, const EvalResult& r) {
     case Step::precision: return {};
     case Step::cases:
     case Step::attribution:
+    case Step::speed_of_light:
       return {Status::rejected, first_blocking_evidence(r), false};
     case Step::timing:
       return {Status::rejected, "timing could not be trusted: " + first_blocking_evidence(r),

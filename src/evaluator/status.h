@@ -20,7 +20,7 @@ struct Verdict {
 };
 
 // The steps whose end can decide the status, in the order they run.
-enum class Step { candidate, cases, precision, timing, attribution };
+enum class Step { candidate, cases, precision, timing, attribution, speed_of_light };
 
 // The verdict an evaluation has after `step`, given what the step found: that, when it found
 // something; otherwise a blocking flag raised by then rejects, with its evidence as the error

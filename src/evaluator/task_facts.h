@@ -1,5 +1,5 @@
 // evaluator/task_facts.h — what an evaluation learns about its task rather than its candidate:
-// the task's degenerate-task lint and its baselines' figures. The evaluator asks for them
+// the task's degenerate-task lint, its baselines' figures and its speed of light. The evaluator asks for them
 // through this interface; the layer above it (src/task_facts) computes them and decides whether
 // they are cached, so the evaluator depends on neither the lint, the baselines nor the store.
 #pragma once
@@ -21,6 +21,14 @@ struct TaskQuery {
   std::string python;  // the Python the evaluation's workers run
   ToleranceMode tolerance = ToleranceMode::standard;
   std::vector<std::string> hidden;  // out of the workers' sight (sandbox/sandbox.h)
+};
+
+// The task's speed of light on the evaluation's device (tasks/task_speed_of_light.h): the time
+// its FLOPs and fewest bytes take at the device's measured ceilings, and the time writing its
+// outputs once takes, which no correct program beats.
+struct TaskLightFacts {
+  double sol_ms = 0, floor_ms = 0;
+  json record = json::object();
 };
 
 // The task's lint as a result carries it: its JSON record and the flags it raises.
@@ -51,6 +59,14 @@ class TaskFacts {
   virtual TaskLint lint(const TaskQuery& task) = 0;
   // Throws Error when the baselines cannot be measured.
   virtual TaskBaselines baselines(const TaskQuery& task, const BaselineRequest& request) = 0;
+  // nullopt when these facts do not compute it. Throws Error when it cannot be computed.
+  // `before_measuring` is called before the device's ceilings are measured (large matmuls and
+  // copies: the caller takes the device alone there).
+  virtual std::optional<TaskLightFacts> speed_of_light(const TaskQuery& task,
+                                                       const std::function<void()>& before_measuring) {
+    (void)task, (void)before_measuring;
+    return std::nullopt;
+  }
   // True when one answer serves every evaluation of the task (a cache): lanes evaluating the
   // same task then compute it one at a time, the later ones reading the first one's answer.
   virtual bool shared() const = 0;

@@ -2,6 +2,7 @@
 
 #include "baselines/baselines.h"
 #include "lint/lint.h"
+#include "tasks/task_speed_of_light.h"
 
 namespace cudal1 {
 
@@ -42,6 +43,13 @@ class StoreTaskFacts : public TaskFacts {
     out.record = b.to_json();
     for (auto& f : b.figures) out.ratios.emplace_back(f.name, f.ratio);
     return out;
+  }
+
+  std::optional<TaskLightFacts> speed_of_light(const TaskQuery& task,
+                                               const std::function<void()>& before_measuring) override {
+    TaskLight light = task_speed_of_light(
+        {task.task_path, task.device, task.python, task.hidden, store_, before_measuring});
+    return TaskLightFacts{light.sol_ms, light.floor_ms, light.record};
   }
 
   bool shared() const override { return store_ != nullptr; }

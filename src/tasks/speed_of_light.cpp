@@ -37,6 +37,22 @@ double speed_of_light_ms(const nlohmann::json& meta, const nlohmann::json& ceili
   return 1e3 * std::max(compute_s, memory_s);
 }
 
+nlohmann::json device_ceilings(Worker& worker, const std::string& device, Store* store,
+                               const std::function<void()>& before_measuring) {
+  auto minutes = std::chrono::minutes(10);
+  nlohmann::json env = reference_call(worker, {{"op", "env"}}, minutes, "").body["env"];
+  std::string key = "ceilings:" + device + ":" + env.value("device_name", "") + ":" + env.value("torch", "");
+  if (store)
+    if (auto cached = store->find_cached(key, kCeilingsVersion)) return *cached;
+  if (before_measuring) before_measuring();
+  nlohmann::json ceilings = reference_call(worker, {{"op", "ceilings"}}, minutes, "").body["ceilings"];
+  ceilings["device"] = device;
+  ceilings["device_name"] = env.value("device_name", "");
+  ceilings["torch"] = env.value("torch", "");
+  if (store) store->save_cached(key, kCeilingsVersion, ceilings);
+  return ceilings;
+}
+
 nlohmann::json add_speed_of_light(nlohmann::json& metas, const std::string& device, bool eager, Store* store,
                                   const std::string& python,
                                   const std::function<void(std::size_t, std::size_t)>& progress) {
@@ -45,18 +61,7 @@ nlohmann::json add_speed_of_light(nlohmann::json& metas, const std::string& devi
   spec.limits.output_bytes = std::size_t(64) << 20;
   Worker worker(spec);
   auto minutes = std::chrono::minutes(10);
-  nlohmann::json env = reference_call(worker, {{"op", "env"}}, minutes, "").body["env"];
-  std::string key = "ceilings:" + device + ":" + env.value("device_name", "") + ":" + env.value("torch", "");
-  nlohmann::json ceilings;
-  if (store)
-    if (auto cached = store->find_cached(key, kCeilingsVersion)) ceilings = *cached;
-  if (ceilings.is_null()) {
-    ceilings = reference_call(worker, {{"op", "ceilings"}}, minutes, "").body["ceilings"];
-    ceilings["device"] = device;
-    ceilings["device_name"] = env.value("device_name", "");
-    ceilings["torch"] = env.value("torch", "");
-    if (store) store->save_cached(key, kCeilingsVersion, ceilings);
-  }
+  nlohmann::json ceilings = device_ceilings(worker, device, store);
   for (std::size_t i = 0; i < metas.size(); ++i) {
     if (progress) progress(i, metas.size());
     auto& m = metas[i];

@@ -14,6 +14,14 @@
 namespace cudal1 {
 
 class Store;
+class Worker;
+
+// The ceilings of `device` (flops_per_s per dtype, bytes_per_s, the TF32 defaults), from the store's
+// cache (by device name and torch version) or measured by `worker`, a reference worker on
+// `device`, and cached. `before_measuring` runs just before a measurement (not on a cache hit): the
+// measurement runs large matmuls and copies, so a caller sharing the device takes it alone there.
+nlohmann::json device_ceilings(Worker& worker, const std::string& device, Store* store,
+                               const std::function<void()>& before_measuring = {});
 
 // Adds "sol_ms" (and, when `eager`, "eager_ms" and "sol_fraction") to every task of `metas`
 // (from describe_tasks), on `device`. Returns the ceilings used:

@@ -14,8 +14,6 @@ namespace fs = std::filesystem;
 namespace cudal1 {
 
 namespace {
-// Bumped when describe.py's definitions change, so cached metadata is recomputed.
-constexpr const char* kDescribeVersion = "describe/2";
 }  // namespace
 
 fs::path default_suite_dir() {

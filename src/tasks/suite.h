@@ -38,6 +38,10 @@ TaskEntry find_task(const std::filesystem::path& suite, const std::string& name_
 // find_task in default_suite_dir(), for commands without --suite: the task file's path.
 std::string resolve_task_file(const std::string& name_or_path);
 
+// The store's cache version of describe.py's metadata (key "task:<sha256 of the file>"): bumped
+// when describe.py's definitions change, so cached metadata is recomputed.
+inline constexpr const char* kDescribeVersion = "describe/2";
+
 // Metadata of each task, from the store when cached, else computed (one worker for all) and
 // saved. Each element: {"name", "level", "path", "sha256", ...describe.py's fields}.
 nlohmann::json describe_tasks(const std::vector<TaskEntry>& tasks, Store* store,
