@@ -6,7 +6,7 @@
 # only the timing and CUDA graph tests; "builds",
 # "throughput", "baselines", "audit" (BENCH_JSONL) and "enrich" (ENRICH_JSONL) measure the queue, the baselines and CUDA-L1's
 # kernels; "cluster" runs a worker against a Redis on the machine (.redis/, scripts/fetch_redis.sh);
-# "aa" the A/A matrix (AA_TASKS: each task's Model as a candidate, plainly and through
+# "aa-sandbox" the A/A figure under each confinement; "aa" the A/A matrix (AA_TASKS: each task's Model as a candidate, plainly and through
 # each baseline's transformation, beside that baseline); "trainer" the trainer's three stages; "optimize"
 # runs the loop with the built-in policy over the suite (and a replay run with REPLAY_JSONL); "lint" lints
 # every row of LINT_JSONL; "solutions" is long: every bundled task's
@@ -164,6 +164,14 @@ has throughput && tar -czf "$out/throughput_files.tgz" -C "$scratch/throughput" 
 # 4e. Baselines of a few bundled tasks, eager against itself included (stage baselines).
 has baselines && "$bin/cudal1" baselines --device cuda --control $(ls tasks/level1/*.py | head -n "${N_BASELINES:-4}") \
   >"$out/baselines.txt" 2>&1
+
+# 4e''. Stage aa-sandbox: the A/A figure under bubblewrap and under the fallback confinement
+# (bench/aa_sandbox.sh), to tell whether the candidate side's per-call bias follows the sandbox.
+if has aa-sandbox; then
+  bench/aa_sandbox.sh "$bin/cudal1" cuda "$scratch/aa_sandbox" "${AA_SANDBOX_REPEATS:-2}" \
+    ${AA_SANDBOX_TASKS:-tasks/level1/15_sum_dim.py tasks/level1/23_silu.py} >"$out/aa_sandbox.txt" 2>/dev/null
+  cp "$scratch/aa_sandbox/aa_sandbox.jsonl" "$out/" 2>/dev/null
+fi
 
 # 4e'. The A/A matrix (stage aa): each task's own Model evaluated as a candidate, plainly and
 # through each baseline's transformation, beside the baseline itself (bench/aa_matrix.sh). The
@@ -330,4 +338,4 @@ if has tests || has cuda-corpus || has gpu-unit; then
   echo
 fi
 if [ -s "${CUDAL1_CORPUS_LOG:-}" ]; then python3 bench/corpus_table.py "$CUDAL1_CORPUS_LOG"; echo; fi
-for f in tasks_sol.txt solutions.txt bench.txt lint.txt builds.txt baselines.txt aa.txt cluster.txt bench_cuda_l1.txt throughput.txt enrich.txt optimize_builtin.txt optimize_replay.txt trainer.txt; do [ -s "$out/$f" ] && { cat "$out/$f"; echo; }; done
+for f in tasks_sol.txt solutions.txt bench.txt lint.txt builds.txt baselines.txt aa.txt aa_sandbox.txt cluster.txt bench_cuda_l1.txt throughput.txt enrich.txt optimize_builtin.txt optimize_replay.txt trainer.txt; do [ -s "$out/$f" ] && { cat "$out/$f"; echo; }; done
