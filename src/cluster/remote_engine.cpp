@@ -12,6 +12,7 @@
 #include "cluster/job_stream.h"
 #include "cluster/remote_job.h"
 #include "core/hash.h"
+#include "core/host.h"
 
 namespace cudal1 {
 
@@ -21,8 +22,8 @@ using Clock = std::chrono::steady_clock;
 using json = nlohmann::json;
 
 std::string this_host() {
-  char name[256] = {};
-  return gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string("host");
+  std::string name = host_name();
+  return name.empty() ? "host" : name;
 }
 
 // Unique over every producer of the cluster: host, process, a random tag and a counter.

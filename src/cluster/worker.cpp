@@ -13,6 +13,7 @@
 
 #include "cluster/job_stream.h"
 #include "core/hash.h"
+#include "core/host.h"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -23,11 +24,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string default_worker_name() {
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  return std::string(host) + "-" + std::to_string(getpid());
-}
+std::string default_worker_name() { return host_name() + "-" + std::to_string(getpid()); }
 
 class Worker {
  public:

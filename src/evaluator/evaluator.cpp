@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/format.h"
 #include "core/hash.h"
+#include "core/host.h"
 #include "evaluator/evaluation.h"
 #include "evaluator/light_check.h"
 #include "evaluator/prebuilt.h"
@@ -87,12 +88,6 @@ std::vector<std::string> hidden_from_sandboxes(const EvalOptions& o) {
 }
 
 namespace {
-
-// This machine's name: a sandboxed worker sees only its sandbox's (its own UTS namespace).
-std::string host_name() {
-  char name[256] = {};
-  return gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string();
-}
 
 // The candidate's extensions from the build service, when one is in use: already built by the
 // caller, or built now (CPU work, before the GPU is asked for anything).
