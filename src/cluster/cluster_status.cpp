@@ -3,6 +3,7 @@
 #include <map>
 
 #include "cluster/job_stream.h"
+#include "core/prometheus.h"
 
 using json = nlohmann::json;
 
@@ -62,7 +63,7 @@ json ClusterStatus::to_json() const {
 std::string ClusterStatus::prometheus_text() const {
   std::string t;
   auto family = [&](const std::string& name, const char* type, const char* help) {
-    t += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+    t += prometheus_family(name, type, help);
   };
   auto line = [&](const std::string& name, double v) {
     char buf[64];

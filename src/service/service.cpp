@@ -13,6 +13,7 @@
 #include "cluster/job_stream.h"
 #include "core/error.h"
 #include "core/hash.h"
+#include "core/prometheus.h"
 #include "rl/reward.h"
 #include "service/http_front.h"
 #include "service/net_address.h"
@@ -215,7 +216,7 @@ std::string RewardService::metrics_text() {
   JobCounts c = jobs_.counts();
   std::string t;
   auto metric = [&](const char* name, const char* type, const char* help) {
-    t += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+    t += prometheus_family(name, type, help);
   };
   metric("cudal1_queue_depth", "gauge", "Jobs stored and waiting for a lane.");
   t += "cudal1_queue_depth " + std::to_string(c.queued) + "\n";
