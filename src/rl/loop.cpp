@@ -378,6 +378,10 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
         x.error = sl.error;
         Verdict v;
         if (sl.result) {
+          // Refused hacks join the judge's cases; a gated hack verdict refuses the result here.
+          if (!sl.same_as)
+            if (auto o = judge::second_opinion(store, c.judge, tr.reference, sl.parsed.code, *sl.result, out.best); !o.error.empty())
+              fail(tr.task->id, "the judge: " + o.error);
           const EvalResult& r = *sl.result;
           x.status = status_name(r.status);
           x.accepted = r.accepted;
