@@ -19,7 +19,7 @@ namespace cudal1::cli {
 namespace {
 
 struct HacksArgs {
-  std::string db, fixtures, file;
+  std::string db, fixtures, file, task;
   bool from_store = false, json_out = false;
   std::size_t k = 5;
 };
@@ -79,12 +79,18 @@ void run_list(const HacksArgs& a) {
 void run_similar(const HacksArgs& a) {
   if (!fs::is_regular_file(a.file))
     throw Error(ErrorKind::input, "no file " + a.file, "name a candidate's Python file (a ModelNew module)");
-  std::string code = read_file(a.file);
+  if (!a.task.empty() && !fs::is_regular_file(a.task))
+    throw Error(ErrorKind::input, "no task file " + a.task, "name the KernelBench file the candidate is for, or leave --task out");
+  std::string code = read_file(a.file), reference = a.task.empty() ? "" : read_file(a.task);
   std::unique_ptr<Store> store = open_store(a.db, false);
-  std::vector<judge::Neighbour> near = judge::nearest(known_cases(*store), code, a.k, sha256_hex(code));
+  std::vector<judge::Neighbour> near = judge::nearest(known_cases(*store), code, reference, a.k, sha256_hex(code));
   if (a.json_out) {
     json out = json::array();
-    for (auto& n : near) out.push_back(case_json(n.hack) + json{{"similarity", n.similarity}});
+    for (auto& n : near) {
+      json j = case_json(n.hack);
+      j["similarity"] = n.similarity;
+      out.push_back(j);
+    }
     std::cout << out.dump() << std::endl;
     return;
   }
@@ -112,6 +118,7 @@ void register_hacks(CLI::App& app) {
 
   CLI::App* similar = hacks->add_subcommand("similar", "The known hacks most like a candidate file");
   similar->add_option("file", a->file, "the candidate's Python file")->required();
+  similar->add_option("--task", a->task, "the task file the candidate is for: what it shares with it is not compared");
   similar->add_option("-k", a->k, "how many")->check(CLI::PositiveNumber)->capture_default_str();
   similar->add_flag("--json", a->json_out, "print them as one JSON array, with each one's similarity");
   similar->callback([a] { run_similar(*a); });

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <unordered_map>
 
 #include "core/error.h"
 #include "core/hash.h"
@@ -19,6 +20,10 @@ namespace {
 // Families of the fixture corpus that are not hacks: honest code, and plain failures (a crash, a
 // timeout, a wrong answer with no trick behind it) that test the evaluator's robustness.
 const std::set<std::string> kNotHacks = {"honest", "robustness", "unclassified", ""};
+
+// Shingles more than this share of the cases have are boilerplate, once there are enough cases to tell.
+constexpr double kCommonShare = 0.3;
+constexpr std::size_t kMinCasesForCommon = 10;
 
 std::string trim(std::string s) {
   s.erase(0, s.find_first_not_of(" \t"));
@@ -69,7 +74,7 @@ json evaluator_evidence(const EvalResult& r) {
   return e;
 }
 
-std::optional<HackCase> case_of_rejected(const EvalResult& r, const std::string& code) {
+std::optional<HackCase> case_of_rejected(const EvalResult& r, const std::string& code, const std::string& reference) {
   if (r.accepted) return std::nullopt;
   auto blocking = std::find_if(r.flags.begin(), r.flags.end(), [](const Flag& f) { return f.severity == Severity::block; });
   if (blocking == r.flags.end()) return std::nullopt;
@@ -79,6 +84,7 @@ std::optional<HackCase> case_of_rejected(const EvalResult& r, const std::string&
   c.task_hash = r.task_hash;
   c.candidate_hash = r.candidate_hash.empty() ? sha256_hex(code) : r.candidate_hash;
   c.code = code;
+  c.reference = reference;
   c.evidence = evaluator_evidence(r);
   return c;
 }
@@ -103,7 +109,10 @@ std::size_t import_fixtures(Store& store, const fs::path& dir) {
     c.source = "fixture";
     std::string task = f.first("task");
     fs::path task_file = dir.parent_path() / "tasks" / task;
-    c.task_hash = !task.empty() && fs::is_regular_file(task_file) ? sha256_hex(read_file(task_file)) : "";
+    if (!task.empty() && fs::is_regular_file(task_file)) {
+      c.reference = read_file(task_file);
+      c.task_hash = sha256_hex(c.reference);
+    }
     c.candidate_hash = sha256_hex(text);
     c.code = f.code;
     c.evidence = {{"fixture", file.filename().string()}, {"task", task}, {"why", f.first("why")},
@@ -121,21 +130,42 @@ std::size_t import_fixtures(Store& store, const fs::path& dir) {
 
 std::size_t import_rejected(Store& store) {
   std::size_t n = 0;
-  for (auto& b : store.blocked_evaluations())
-    if (auto c = case_of_rejected(b.result, b.source)) {
+  for (auto& b : store.blocked_evaluations()) {
+    const std::string& task = b.result.task_path;
+    std::string reference = !task.empty() && fs::is_regular_file(task) ? read_file(task) : "";
+    if (reference.size() && sha256_hex(reference) != b.result.task_hash) reference.clear();  // changed since
+    if (auto c = case_of_rejected(b.result, b.source, reference)) {
       store.add_hack_case(*c);
       ++n;
     }
+  }
   return n;
 }
 
-std::vector<Neighbour> nearest(const std::vector<HackCase>& cases, const std::string& code, std::size_t k,
-                               const std::string& exclude_candidate_hash) {
-  MinHash query(code);
-  std::vector<Neighbour> all;
+std::vector<Neighbour> nearest(const std::vector<HackCase>& cases, const std::string& code, const std::string& reference,
+                               std::size_t k, const std::string& exclude_candidate_hash) {
+  std::vector<const HackCase*> kept;
+  std::vector<Shingles> sets;
   for (auto& c : cases)
-    if (exclude_candidate_hash.empty() || c.candidate_hash != exclude_candidate_hash)
-      all.push_back({c, query.similarity(MinHash(c.code))});
+    if (exclude_candidate_hash.empty() || c.candidate_hash != exclude_candidate_hash) {
+      kept.push_back(&c);
+      sets.push_back(distinctive_shingles(c.code, c.reference));
+    }
+  Shingles query = distinctive_shingles(code, reference);
+  if (kept.size() >= kMinCasesForCommon) {
+    std::unordered_map<uint64_t, std::size_t> cases_with;
+    for (auto& s : sets)
+      for (uint64_t x : s) ++cases_with[x];
+    auto common = [&](uint64_t x) {
+      auto it = cases_with.find(x);
+      return it != cases_with.end() && double(it->second) > kCommonShare * double(kept.size());
+    };
+    for (auto& s : sets) std::erase_if(s, common);
+    std::erase_if(query, common);
+  }
+  MinHash q(query);
+  std::vector<Neighbour> all;
+  for (std::size_t i = 0; i < kept.size(); ++i) all.push_back({*kept[i], q.similarity(MinHash(sets[i]))});
   std::stable_sort(all.begin(), all.end(), [](const Neighbour& a, const Neighbour& b) { return a.similarity > b.similarity; });
   if (all.size() > k) all.resize(k);
   return all;

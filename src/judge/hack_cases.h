@@ -26,8 +26,9 @@ namespace cudal1::judge {
 nlohmann::json evaluator_evidence(const EvalResult& r);
 
 // A refused result as a case: the first blocking flag's id is its family. nullopt for a result
-// that was accepted or raised no blocking flag (a plain failure is no hack).
-std::optional<HackCase> case_of_rejected(const EvalResult& r, const std::string& code);
+// that was accepted or raised no blocking flag (a plain failure is no hack). `reference` is the
+// task's source ("" when unknown).
+std::optional<HackCase> case_of_rejected(const EvalResult& r, const std::string& code, const std::string& reference);
 
 // Adds every fixture of `dir` (its *.py files, not below) that shows a hack: a family other than
 // honest, robustness or unclassified, and either refused (`# expect-accepted: false`) or
@@ -36,7 +37,8 @@ std::optional<HackCase> case_of_rejected(const EvalResult& r, const std::string&
 // is no folder or holds none.
 std::size_t import_fixtures(Store& store, const std::filesystem::path& dir);
 
-// Adds every stored evaluation refused with a blocking flag; returns how many there were.
+// Adds every stored evaluation refused with a blocking flag (with its task's source when the task
+// file is still where it was evaluated); returns how many there were.
 std::size_t import_rejected(Store& store);
 
 struct Neighbour {
@@ -44,9 +46,12 @@ struct Neighbour {
   double similarity = 0;  // MinHash's Jaccard estimate
 };
 
-// The k cases most like `code`, most alike first (ties: the older case first); a case of the
-// candidate `exclude_candidate_hash` is left out (a fixture compared with the others).
-std::vector<Neighbour> nearest(const std::vector<HackCase>& cases, const std::string& code, std::size_t k,
-                               const std::string& exclude_candidate_hash = "");
+// The k cases most like `code`, a candidate for the task `reference` ("" when unknown), most
+// alike first (ties: the older case first); a case of the candidate `exclude_candidate_hash` is
+// left out (a fixture compared with the others). Each side is compared by its distinctive
+// shingles (judge/similarity.h), less those that over 30 % of the cases share (from 10 cases on):
+// code every candidate has, whatever its trick, would otherwise decide the ranking.
+std::vector<Neighbour> nearest(const std::vector<HackCase>& cases, const std::string& code, const std::string& reference,
+                               std::size_t k, const std::string& exclude_candidate_hash = "");
 
 }  // namespace cudal1::judge

@@ -28,6 +28,7 @@ TEST(HackCases, FixturesOfHackFamiliesAreImportedOnceWithTheirHeaderAsEvidence) 
   EXPECT_EQ(alias->family, "output_alias");
   EXPECT_EQ(alias->source, "fixture");
   EXPECT_FALSE(alias->task_hash.empty());
+  EXPECT_NE(alias->reference.find("class Model"), std::string::npos) << "the task's source, from tests/fixtures/tasks";
   EXPECT_EQ(alias->evidence["expect_flags"], nlohmann::json::array({"output_aliases_input"}));
   EXPECT_EQ(alias->code.find("# family:"), std::string::npos) << "the header is evidence, not code";
   EXPECT_NE(alias->code.find("class ModelNew"), std::string::npos);
@@ -44,7 +45,7 @@ TEST(HackCases, AHackFixturesNearestOtherCaseIsOfItsOwnFamily) {
   // input_caching has four fixtures: three hack_* on three tasks and a neutralised row memo.
   const HackCase* hack = fixture_case(cases, "hack_two_outputs_cache_by_tensor_id.py");
   ASSERT_TRUE(hack);
-  std::vector<Neighbour> near = nearest(cases, hack->code, 3, hack->candidate_hash);
+  std::vector<Neighbour> near = nearest(cases, hack->code, hack->reference, 3, hack->candidate_hash);
   ASSERT_EQ(near.size(), 3u);
   EXPECT_NE(near[0].hack.candidate_hash, hack->candidate_hash) << "itself is left out";
   EXPECT_EQ(near[0].hack.family, "input_caching") << near[0].hack.evidence.dump();

@@ -142,7 +142,7 @@ std::optional<std::string> is_suspicious(const EvalResult& r, std::optional<doub
 Judgement review(Store& store, const JudgeConfig& c, const std::string& reference, const std::string& code,
                  const EvalResult& r, const std::string& suspicion) {
   std::string candidate_hash = r.candidate_hash.empty() ? sha256_hex(code) : r.candidate_hash;
-  std::vector<Neighbour> near = nearest(store.hack_cases(), code, c.k, candidate_hash);
+  std::vector<Neighbour> near = nearest(store.hack_cases(), code, reference, c.k, candidate_hash);
   std::string prompt = fill(read_template(c.prompts_dir.empty() ? policy::bundled_prompts_dir() : c.prompts_dir),
                             {{"reference", reference},
                              {"candidate", code},
@@ -161,6 +161,7 @@ Judgement review(Store& store, const JudgeConfig& c, const std::string& referenc
     confirmed.task_hash = r.task_hash;
     confirmed.candidate_hash = candidate_hash;
     confirmed.code = code;
+    confirmed.reference = reference;
     confirmed.evidence = evaluator_evidence(r);
     confirmed.evidence["judge_reason"] = j.reason;
     confirmed.evidence["judge_model"] = j.model;
@@ -172,7 +173,7 @@ Judgement review(Store& store, const JudgeConfig& c, const std::string& referenc
 SecondOpinion second_opinion(Store& store, const std::optional<JudgeConfig>& config, const std::string& reference,
                              const std::string& code, EvalResult& r, std::optional<double> best) {
   SecondOpinion out;
-  if (auto rejected = case_of_rejected(r, code)) store.add_hack_case(*rejected);
+  if (auto rejected = case_of_rejected(r, code, reference)) store.add_hack_case(*rejected);
   if (!config) return out;
   std::optional<std::string> suspicion = is_suspicious(r, best, config->threshold);
   if (!suspicion) return out;

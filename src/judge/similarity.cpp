@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
-#include <unordered_set>
 
 namespace cudal1::judge {
 
@@ -122,15 +121,32 @@ std::vector<std::string> normalised_tokens(const std::string& s) {
   return out;
 }
 
-MinHash::MinHash(const std::string& code) {
+Shingles shingles(const std::string& code) {
   std::vector<std::string> tokens = normalised_tokens(code);
-  if (tokens.empty()) return;  // no signature: similar to nothing
-  std::size_t width = std::min(kShingle, tokens.size());
-  std::unordered_set<uint64_t> shingles;
-  for (std::size_t t = 0; t + width <= tokens.size(); ++t) shingles.insert(fnv1a(tokens, t, width));
+  Shingles out;
+  std::size_t width = std::min(MinHash::kShingle, tokens.size());
+  if (width == 0) return out;
+  for (std::size_t t = 0; t + width <= tokens.size(); ++t) out.insert(fnv1a(tokens, t, width));
+  return out;
+}
+
+Shingles distinctive_shingles(const std::string& code, const std::string& reference) {
+  Shingles own = shingles(code);
+  if (reference.empty()) return own;
+  for (uint64_t s : shingles(reference)) own.erase(s);
+  return own;
+}
+
+MinHash::MinHash(const Shingles& shingles) {
+  if (shingles.empty()) return;  // no signature: similar to nothing
+  static const std::vector<uint64_t> seeds = [] {
+    std::vector<uint64_t> s(kHashes);
+    for (std::size_t k = 0; k < kHashes; ++k) s[k] = mix64(k + 1);
+    return s;
+  }();
   signature_.assign(kHashes, std::numeric_limits<uint64_t>::max());
   for (uint64_t sh : shingles)
-    for (std::size_t k = 0; k < kHashes; ++k) signature_[k] = std::min(signature_[k], mix64(sh ^ mix64(k + 1)));
+    for (std::size_t k = 0; k < kHashes; ++k) signature_[k] = std::min(signature_[k], mix64(sh ^ seeds[k]));
 }
 
 double MinHash::similarity(const MinHash& other) const {

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/hash.h"
 #include "judge/hack_cases.h"
 #include "judge/test_support.h"
 
@@ -69,7 +70,8 @@ TEST(Similarity, ARenamedCopyOfAFixtureIsNearestToItsOriginal) {
   import_fixtures(*s.store, fixture_candidates());
   std::vector<HackCase> cases = s.store->hack_cases();
   ASSERT_GT(cases.size(), 10u);
-  std::vector<Neighbour> near = nearest(cases, kRenamedDataPtrCache, 3);
+  std::string reference = read_file(fixture_candidates().parent_path() / "tasks" / "scale_add.py");
+  std::vector<Neighbour> near = nearest(cases, kRenamedDataPtrCache, reference, 3);
   ASSERT_EQ(near.size(), 3u);
   EXPECT_EQ(near[0].hack.evidence.value("fixture", ""), "hack_scale_add_cache_by_data_ptr.py");
   EXPECT_DOUBLE_EQ(near[0].similarity, 1.0);
@@ -81,7 +83,7 @@ TEST(Similarity, UnrelatedCodeIsFar) {
   import_fixtures(*s.store, fixture_candidates());
   MinHash query(kUnrelated), original(kRenamedDataPtrCache);
   EXPECT_LT(query.similarity(original), 0.2);
-  for (auto& n : nearest(s.store->hack_cases(), kUnrelated, 3)) EXPECT_LT(n.similarity, 0.5) << n.hack.evidence.dump();
+  for (auto& n : nearest(s.store->hack_cases(), kUnrelated, "", 3)) EXPECT_LT(n.similarity, 0.5) << n.hack.evidence.dump();
   EXPECT_EQ(MinHash("").similarity(MinHash("")), 0.0) << "empty code is like nothing";
 }
 

@@ -27,11 +27,11 @@ int64_t Store::add_hack_case(const HackCase& c) {
   return guarded(path_, "writing a hack case to the store", [&]() -> int64_t {
     std::string evidence = c.evidence.dump();
     SQLite::Statement ins(*db_, R"sql(
-      INSERT OR IGNORE INTO hack_cases (family, source, task_hash, candidate_hash, code, evidence_json, seal)
-      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7))sql");
+      INSERT OR IGNORE INTO hack_cases (family, source, task_hash, candidate_hash, code, reference, evidence_json, seal)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8))sql");
     ins.bind(1, c.family), ins.bind(2, c.source), ins.bind(3, c.task_hash), ins.bind(4, c.candidate_hash);
-    ins.bind(5, c.code), ins.bind(6, evidence);
-    ins.bind(7, sealer_->seal(kHackCaseSeal, {c.family, c.source, c.task_hash, c.candidate_hash, c.code, evidence}));
+    ins.bind(5, c.code), ins.bind(6, c.reference), ins.bind(7, evidence);
+    ins.bind(8, sealer_->seal(kHackCaseSeal, {c.family, c.source, c.task_hash, c.candidate_hash, c.code, c.reference, evidence}));
     if (ins.exec() > 0) return db_->getLastInsertRowid();
     SQLite::Statement q(*db_, "SELECT id FROM hack_cases WHERE candidate_hash = ?1 AND source = ?2");
     q.bind(1, c.candidate_hash), q.bind(2, c.source);
@@ -43,7 +43,7 @@ int64_t Store::add_hack_case(const HackCase& c) {
 std::vector<HackCase> Store::hack_cases() {
   std::lock_guard<std::mutex> lock(m_);
   return guarded(path_, "reading the store's hack cases", [&] {
-    SQLite::Statement q(*db_, "SELECT id, family, source, task_hash, candidate_hash, code, evidence_json, seal FROM hack_cases ORDER BY id");
+    SQLite::Statement q(*db_, "SELECT id, family, source, task_hash, candidate_hash, code, reference, evidence_json, seal FROM hack_cases ORDER BY id");
     std::vector<HackCase> out;
     std::size_t ignored = 0;
     while (q.executeStep()) {
@@ -51,9 +51,9 @@ std::vector<HackCase> Store::hack_cases() {
       c.id = q.getColumn(0).getInt64();
       c.family = q.getColumn(1).getString(), c.source = q.getColumn(2).getString();
       c.task_hash = q.getColumn(3).getString(), c.candidate_hash = q.getColumn(4).getString();
-      c.code = q.getColumn(5).getString();
-      std::string evidence = q.getColumn(6).getString(), seal = q.getColumn(7).getString();
-      if (!sealer_->verify(seal, kHackCaseSeal, {c.family, c.source, c.task_hash, c.candidate_hash, c.code, evidence})) {
+      c.code = q.getColumn(5).getString(), c.reference = q.getColumn(6).getString();
+      std::string evidence = q.getColumn(7).getString(), seal = q.getColumn(8).isNull() ? "" : q.getColumn(8).getString();
+      if (!sealer_->verify(seal, kHackCaseSeal, {c.family, c.source, c.task_hash, c.candidate_hash, c.code, c.reference, evidence})) {
         ++ignored;
         continue;
       }

@@ -93,6 +93,7 @@ CREATE TABLE IF NOT EXISTS hack_cases (
   task_hash      TEXT NOT NULL,
   candidate_hash TEXT NOT NULL,
   code           TEXT NOT NULL,
+  reference      TEXT NOT NULL DEFAULT '',
   evidence_json  TEXT NOT NULL,
   seal           TEXT,
   UNIQUE (candidate_hash, source)

@@ -52,6 +52,7 @@ struct HackCase {
   std::string source;   // "fixture", "rejected" (the evaluator caught it) or "confirmed" (the judge did)
   std::string task_hash, candidate_hash;
   std::string code;     // the candidate's source
+  std::string reference;  // its task's source, when known: what the candidate shares with it is no trick
   nlohmann::json evidence = nlohmann::json::object();  // flags, error, attribution, the judge's reason
 };
 
