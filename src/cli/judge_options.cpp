@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "core/error.h"
+
 namespace cudal1::cli {
 
 void add_judge_options(CLI::App* cmd, JudgeArgs& a) {
@@ -17,7 +19,12 @@ void add_judge_options(CLI::App* cmd, JudgeArgs& a) {
 
 std::optional<judge::JudgeConfig> judge_config(const JudgeArgs& a) {
   const char* env = std::getenv("CUDAL1_JUDGE_URL");
-  if (a.url.empty() && !(env && *env)) return std::nullopt;
+  if (a.url.empty() && !(env && *env)) {
+    if (!a.model.empty())
+      throw Error(ErrorKind::usage, "--judge-model names a judge but no endpoint was given",
+                  "add --judge-url http://HOST:PORT/v1 (or set CUDAL1_JUDGE_URL), or leave --judge-model out");
+    return std::nullopt;
+  }
   judge::JudgeConfig c;
   c.url = a.url;
   c.model = a.model;

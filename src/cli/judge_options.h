@@ -20,7 +20,8 @@ struct JudgeArgs {
 void add_judge_options(CLI::App* cmd, JudgeArgs& a);
 
 // No judge unless a URL was given (--judge-url or CUDAL1_JUDGE_URL); otherwise the completed
-// configuration, or Error(usage) saying what is missing (judge::complete_judge_config).
+// configuration, or Error(usage) saying what is missing (judge::complete_judge_config). A model
+// without a URL is an Error(usage) too: the user meant to have a judge.
 std::optional<judge::JudgeConfig> judge_config(const JudgeArgs& a);
 
 }  // namespace cudal1::cli
