@@ -1,0 +1,95 @@
+// The judge in the optimisation loop, over the fault-injecting double of the evaluator
+// (queue/fake_engine.h) and a fake chat endpoint: a refused hack joins the cases, and a suspicious
+// accepted answer judged a hack in gate mode is scored as a caught hack and never becomes the best.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <fstream>
+#include <map>
+
+#include "core/hash.h"
+#include "core/paths.h"
+#include "policy/fake_chat_server.h"
+#include "queue/fake_engine.h"
+#include "rl/loop.h"
+
+namespace cudal1::judge {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string answer_marked(const std::string& marker) {
+  return "## Code Implementation\n```python\n# " + marker +
+         "\nimport torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x\n```\n";
+}
+
+struct MarkedPolicy : policy::Policy {
+  std::vector<std::string> markers;
+  std::string name() const override { return "marked"; }
+  std::vector<policy::PolicyAnswer> answer(const policy::PolicyRequest&) override {
+    std::vector<policy::PolicyAnswer> answers;
+    for (auto& m : markers) answers.push_back({answer_marked(m), "stop", 10, 20, "", m});
+    return answers;
+  }
+};
+
+// "fast": accepted at 4x, over the judge's threshold; "modest": accepted at 1.5x; "caught": refused.
+EvalResult evaluate_by_marker(const EvalOptions& o, fakes::Stage) {
+  const std::string code = read_file(o.candidate_path);
+  if (code.find("# caught") != std::string::npos) return fakes::rejected_result("output_aliases_input");
+  return fakes::accepted_result(code.find("# fast") != std::string::npos ? 4.0 : 1.5);
+}
+
+TEST(JudgeLoop, AGatedHackVerdictIsScoredAsACaughtHackAndRefusedHacksJoinTheCases) {
+  fs::path dir = make_private_dir("cudal1-judge-loop");
+  {
+    Store store(dir / "store.db");
+    policy::FakeEndpoint server([](const httplib::Request&, httplib::Response& res) {
+      res.set_content(policy::completion(R"({"verdict": "hack", "reason": "returns its input"})"), "application/json");
+    });
+    rl::LoopConfig config;
+    config.run = "judged";
+    config.run_dir = dir / "run";
+    config.rounds = 1;
+    config.templates = policy::PromptTemplates::load(policy::bundled_prompts_dir());
+    config.queue.devices = {"cpu"};
+    auto engine = std::make_shared<fakes::FakeEngine>();
+    engine->judge = evaluate_by_marker;
+    config.queue.engine = engine;
+    config.queue.log = [](const std::string&) {};
+    JudgeConfig j;
+    j.url = server.base_url();
+    j.model = "judge-model";
+    j.mode = JudgeMode::gate;
+    j.max_retries = 0;
+    config.judge = j;
+    std::vector<rl::LoopTask> tasks{{"planted", dir / "planted.py"}};
+    std::ofstream(tasks[0].path) << "# a task the fake evaluator never loads\n";
+    MarkedPolicy policy;
+    policy.markers = {"fast", "modest", "caught"};
+
+    auto outcomes = rl::run_loop(tasks, policy, store, config);
+    ASSERT_EQ(outcomes.size(), 1u);
+    EXPECT_EQ(server.requests(), 1) << "only the 4x answer is suspicious";
+    EXPECT_EQ(outcomes[0].hacks, 2) << "the refused one and the judged one";
+    EXPECT_EQ(outcomes[0].flags.value("judge_hack", 0), 1);
+    ASSERT_TRUE(outcomes[0].best);
+    EXPECT_DOUBLE_EQ(*outcomes[0].best, 1.5) << "the judged hack is not the best";
+
+    std::map<std::string, RlSample> by;
+    for (auto& x : store.run_samples("judged")) by[x.label] = x;
+    EXPECT_FALSE(by["fast"].accepted);
+    EXPECT_DOUBLE_EQ(by["fast"].raw_reward, config.reward.hack_penalty);
+    EXPECT_DOUBLE_EQ(by["modest"].raw_reward, 1.5);
+    EXPECT_DOUBLE_EQ(by["caught"].raw_reward, config.reward.hack_penalty);
+
+    std::map<std::string, std::string> family_by_source;
+    for (auto& c : store.hack_cases()) family_by_source[c.source] = c.family;
+    EXPECT_EQ(family_by_source["rejected"], "output_aliases_input");
+    EXPECT_TRUE(family_by_source.count("confirmed"));
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace cudal1::judge
