@@ -76,7 +76,9 @@ json evaluator_evidence(const EvalResult& r) {
 
 std::optional<HackCase> case_of_rejected(const EvalResult& r, const std::string& code, const std::string& reference) {
   if (r.accepted) return std::nullopt;
-  auto blocking = std::find_if(r.flags.begin(), r.flags.end(), [](const Flag& f) { return f.severity == Severity::block; });
+  // A result refused by the judge alone is already a "confirmed" case.
+  auto blocking = std::find_if(r.flags.begin(), r.flags.end(),
+                               [](const Flag& f) { return f.severity == Severity::block && f.id != kJudgeHackFlag; });
   if (blocking == r.flags.end()) return std::nullopt;
   HackCase c;
   c.family = blocking->id;

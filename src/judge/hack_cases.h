@@ -20,13 +20,17 @@
 
 namespace cudal1::judge {
 
+// The flag a judge's "hack" verdict adds to a result (judge/judge.h).
+inline constexpr const char* kJudgeHackFlag = "judge_hack";
+
 // What the evaluator said about a result, as evidence for a case or for the judge's prompt:
 // status, accepted, eager speedup (and the others), flags with severity and evidence, error, and
 // the attribution's top kernels when the profile ran.
 nlohmann::json evaluator_evidence(const EvalResult& r);
 
 // A refused result as a case: the first blocking flag's id is its family. nullopt for a result
-// that was accepted or raised no blocking flag (a plain failure is no hack). `reference` is the
+// that was accepted or raised no blocking flag (a plain failure is no hack), the judge's own
+// `judge_hack` aside (that candidate is a "confirmed" case already). `reference` is the
 // task's source ("" when unknown).
 std::optional<HackCase> case_of_rejected(const EvalResult& r, const std::string& code, const std::string& reference);
 

@@ -170,6 +170,27 @@ Judgement review(Store& store, const JudgeConfig& c, const std::string& referenc
   return j;
 }
 
+namespace {
+
+// The judge's verdict on `r`, as a flag: in gate mode it refuses the result.
+void apply_hack_verdict(const JudgeConfig& config, const Judgement& j, EvalResult& r) {
+  bool gate = config.mode == JudgeMode::gate;
+  r.add_flag(kJudgeHackFlag, gate ? Severity::block : Severity::warn, "the judge (" + j.model + "): " + j.reason);
+  if (gate) {
+    r.accepted = false;
+    r.status = Status::rejected;
+  }
+}
+
+}  // namespace
+
+EvalResult with_kept_verdict(Store& store, const std::optional<JudgeConfig>& config, EvalResult r) {
+  if (!config || config->mode != JudgeMode::gate || !r.accepted) return r;
+  if (auto kept = store.find_judgement(r.task_hash, r.candidate_hash); kept && kept->value("verdict", "") == "hack")
+    apply_hack_verdict(*config, Judgement::from_json(*kept), r);
+  return r;
+}
+
 SecondOpinion second_opinion(Store& store, const std::optional<JudgeConfig>& config, const std::string& reference,
                              const std::string& code, EvalResult& r, std::optional<double> best) {
   SecondOpinion out;
@@ -185,14 +206,7 @@ SecondOpinion second_opinion(Store& store, const std::optional<JudgeConfig>& con
     out.error = e.message() + (e.hint().empty() ? "" : " (" + e.hint() + ")");
     return out;
   }
-  if (out.judgement->verdict == "hack") {
-    bool gate = config->mode == JudgeMode::gate;
-    r.add_flag("judge_hack", gate ? Severity::block : Severity::warn, "the judge (" + out.judgement->model + "): " + out.judgement->reason);
-    if (gate) {
-      r.accepted = false;
-      r.status = Status::rejected;
-    }
-  }
+  if (out.judgement->verdict == "hack") apply_hack_verdict(*config, *out.judgement, r);
   return out;
 }
 

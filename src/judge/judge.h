@@ -86,6 +86,10 @@ Judgement review(Store& store, const JudgeConfig& config, const std::string& ref
 // again), and a "hack" verdict adds the `judge_hack` flag to `r`: blocking in gate mode, which
 // refuses the result, a warning in advise mode. Never throws for the endpoint: its failure comes
 // back in `error`, and the result stands as the evaluator left it.
+// A stored evaluation as the loop must score it again (a resumed run, a file answered before): in
+// gate mode, refused as second_opinion refuses it when the store keeps a "hack" verdict for it.
+EvalResult with_kept_verdict(Store& store, const std::optional<JudgeConfig>& config, EvalResult r);
+
 struct SecondOpinion {
   std::optional<Judgement> judgement;
   std::string error;

@@ -34,10 +34,15 @@ struct MarkedPolicy : policy::Policy {
 };
 
 // "fast": accepted at 4x, over the judge's threshold; "modest": accepted at 1.5x; "caught": refused.
+// Keyed as the evaluator keys its results, so the store answers for a file it has seen.
 EvalResult evaluate_by_marker(const EvalOptions& o, fakes::Stage) {
   const std::string code = read_file(o.candidate_path);
-  if (code.find("# caught") != std::string::npos) return fakes::rejected_result("output_aliases_input");
-  return fakes::accepted_result(code.find("# fast") != std::string::npos ? 4.0 : 1.5);
+  EvalResult r = code.find("# caught") != std::string::npos
+                     ? fakes::rejected_result("output_aliases_input")
+                     : fakes::accepted_result(code.find("# fast") != std::string::npos ? 4.0 : 1.5);
+  r.task_hash = sha256_hex(read_file(o.task_path));
+  r.candidate_hash = sha256_hex(code);
+  return r;
 }
 
 TEST(JudgeLoop, AGatedHackVerdictIsScoredAsACaughtHackAndRefusedHacksJoinTheCases) {
@@ -87,6 +92,19 @@ TEST(JudgeLoop, AGatedHackVerdictIsScoredAsACaughtHackAndRefusedHacksJoinTheCase
     for (auto& c : store.hack_cases()) family_by_source[c.source] = c.family;
     EXPECT_EQ(family_by_source["rejected"], "output_aliases_input");
     EXPECT_TRUE(family_by_source.count("confirmed"));
+    EXPECT_EQ(store.hack_cases().size(), 2u) << "the judged file is a confirmed case only";
+
+    // Resumed for a second round, the same answers come back: the store's verdict refuses the
+    // 4x file again, without asking, and the first round's replay does not make it the best.
+    config.rounds = 2;
+    config.patience = 5;
+    auto resumed = rl::run_loop(tasks, policy, store, config);
+    EXPECT_EQ(server.requests(), 1);
+    ASSERT_TRUE(resumed[0].best);
+    EXPECT_DOUBLE_EQ(*resumed[0].best, 1.5);
+    EXPECT_EQ(resumed[0].rounds, 2);
+    for (auto& x : store.run_samples("judged"))
+      if (x.label == "fast") EXPECT_DOUBLE_EQ(x.raw_reward, config.reward.hack_penalty) << "round " << x.round;
   }
   fs::remove_all(dir);
 }

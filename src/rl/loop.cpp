@@ -175,7 +175,7 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
   };
   auto judged = [&](const std::string& task_hash, const std::string& hash) -> std::optional<EvalResult> {
     for (auto& d : lanes)
-      if (auto r = store.find(task_hash, hash, protocol, d)) return r;
+      if (auto r = store.find(task_hash, hash, protocol, d)) return judge::with_kept_verdict(store, c.judge, std::move(*r));
     return std::nullopt;
   };
   // The rolling normalisation goes on from every reward this run has given, in the order given.
