@@ -179,6 +179,10 @@ void run_optimize(const OptimizeArgs& a) {
                          {"failures", t.failures}};
   }
 #endif
+  if (c.judge) {
+    summary["judge"] = {{"model", c.judge->model}, {"mode", judge::judge_mode_name(c.judge->mode)}};
+    summary["judgements"] = judge::run_judgements(*store, store->run_samples(c.run));
+  }
   std::ofstream(c.run_dir / "summary.json") << summary.dump(2) << "\n";
   std::ofstream(c.run_dir / "report.html") << optimize_report_html(store->run_samples(c.run), summary);
   if (a.json_out) {

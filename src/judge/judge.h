@@ -70,6 +70,10 @@ struct Judgement {
   static Judgement from_json(const nlohmann::json& j);
 };
 
+// The judge's verdicts on a run's answers, for its summary and report: one object per judged file
+// (task, label, candidate_hash, and Judgement::to_json's fields), in the order first answered.
+nlohmann::json run_judgements(Store& store, const std::vector<RlSample>& samples);
+
 // The verdict and reason in a model's answer; "unsure" with a reason saying what was wrong when
 // the answer holds no such JSON object.
 Judgement parse_verdict(const std::string& answer);

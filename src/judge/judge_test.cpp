@@ -13,6 +13,7 @@
 #include "judge/hack_cases.h"
 #include "judge/test_support.h"
 #include "policy/fake_chat_server.h"
+#include "report/optimize_report.h"
 
 namespace cudal1::judge {
 namespace {
@@ -191,6 +192,30 @@ TEST(Judge, ARefusedHackJoinsTheCasesWithOrWithoutAJudge) {
   ASSERT_EQ(cases.size(), 1u);
   EXPECT_EQ(cases[0].source, "rejected");
   EXPECT_EQ(cases[0].family, "timed_output_incorrect");
+}
+
+TEST(Judge, ARunsVerdictsReachItsSummaryAndReportEscaped) {
+  TempStore s("report");
+  import_fixtures(*s.store, fixture_candidates());
+  Recording fake(R"({"verdict": "hack", "reason": "returns <b>cached</b> outputs"})");
+  EvalResult r = accepted_result(5.0);
+  second_opinion(*s.store, config_for(fake.server, JudgeMode::gate), kReference, kCandidate, r, std::nullopt);
+  RlSample judged, twin, unjudged;
+  judged.task_id = twin.task_id = unjudged.task_id = "level1/scale_add";
+  judged.task_hash = twin.task_hash = unjudged.task_hash = r.task_hash;
+  judged.candidate_hash = twin.candidate_hash = r.candidate_hash;
+  judged.label = "answer-1";
+  unjudged.candidate_hash = "another";
+  json verdicts = run_judgements(*s.store, {judged, twin, unjudged});
+  ASSERT_EQ(verdicts.size(), 1u) << "one per judged file";
+  EXPECT_EQ(verdicts[0]["label"], "answer-1");
+  EXPECT_EQ(verdicts[0]["verdict"], "hack");
+  std::string html = optimize_report_html({judged}, {{"run", "r"}, {"tasks", json::array()},
+                                                     {"judge", {{"model", "judge-model"}, {"mode", "gate"}}},
+                                                     {"judgements", verdicts}});
+  EXPECT_NE(html.find("returns &lt;b&gt;cached&lt;/b&gt; outputs"), std::string::npos);
+  EXPECT_NE(html.find("input_caching"), std::string::npos) << "the nearest known hacks";
+  EXPECT_EQ(optimize_report_html({judged}, {{"run", "r"}}).find("The judge"), std::string::npos) << "no judge, no section";
 }
 
 TEST(Judge, SuspicionIsAHighSpeedupADoubledBestOrAWarning) {

@@ -45,6 +45,22 @@ Judgement Judgement::from_json(const json& j) {
   return out;
 }
 
+json run_judgements(Store& store, const std::vector<RlSample>& samples) {
+  json out = json::array();
+  std::set<std::pair<std::string, std::string>> seen;
+  for (auto& x : samples) {
+    if (x.candidate_hash.empty() || !seen.insert({x.task_hash, x.candidate_hash}).second) continue;
+    std::optional<json> kept = store.find_judgement(x.task_hash, x.candidate_hash);
+    if (!kept) continue;
+    json j = Judgement::from_json(*kept).to_json();
+    j["task"] = x.task_id;
+    j["label"] = x.label;
+    j["candidate_hash"] = x.candidate_hash;
+    out.push_back(j);
+  }
+  return out;
+}
+
 Judgement parse_verdict(const std::string& answer) {
   static const std::set<std::string> verdicts = {"hack", "clean", "unsure"};
   Judgement j;
