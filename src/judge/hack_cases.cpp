@@ -99,6 +99,10 @@ std::size_t import_fixtures(Store& store, const fs::path& dir) {
   for (auto& entry : fs::directory_iterator(dir))
     if (entry.path().extension() == ".py") files.push_back(entry.path());
   std::sort(files.begin(), files.end());  // ids in name order, the same on every machine
+  // The fixtures' tasks are beside their folder (tests/fixtures/tasks); "candidates/" names it too.
+  fs::path folder = fs::absolute(dir).lexically_normal();
+  if (!folder.has_filename()) folder = folder.parent_path();
+  const fs::path tasks_dir = folder.parent_path() / "tasks";
   std::size_t hacks = 0;
   for (auto& file : files) {
     std::string text = read_file(file);
@@ -110,7 +114,7 @@ std::size_t import_fixtures(Store& store, const fs::path& dir) {
     c.family = family;
     c.source = "fixture";
     std::string task = f.first("task");
-    fs::path task_file = dir.parent_path() / "tasks" / task;
+    fs::path task_file = tasks_dir / task;
     if (!task.empty() && fs::is_regular_file(task_file)) {
       c.reference = read_file(task_file);
       c.task_hash = sha256_hex(c.reference);
