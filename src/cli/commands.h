@@ -46,6 +46,9 @@ void register_worker(CLI::App& app);
 // `cudal1 workers`: a Redis cluster's workers and jobs, as a table.
 void register_workers(CLI::App& app);
 
+// `cudal1 hacks import|list|similar`: the judge's database of known reward hacks.
+void register_hacks(CLI::App& app);
+
 // `cudal1 serve`: the reward service (serve_command.cpp, in builds with the HTTP library).
 void register_serve(CLI::App& app);
 

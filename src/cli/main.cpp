@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
   cudal1::cli::register_serve(app);
   cudal1::cli::register_worker(app);
   cudal1::cli::register_workers(app);
+  cudal1::cli::register_hacks(app);
 
   // Orphans a candidate leaves behind come back to us, so they can be killed.
   cudal1::protect_parent_process();

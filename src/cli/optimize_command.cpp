@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/device_option.h"
+#include "cli/judge_options.h"
 #include "cli/loop_options.h"
 #include "cli/queue_setup.h"
 #include "cli/status_line.h"
@@ -39,6 +40,7 @@ struct OptimizeArgs {
   std::string policy = "builtin", replay, run_dir, name, device = "auto", db;
   int rounds = 8, patience = 3;
   bool json_out = false;
+  JudgeArgs judge;
 #ifdef CUDAL1_HAVE_TRAINER
   ModelPolicyArgs model;
 #endif
@@ -146,6 +148,7 @@ void run_optimize(const OptimizeArgs& a) {
   rl::LoopConfig c = loop_config(a.loop, optimize_device(a));
   c.rounds = a.rounds;
   c.patience = a.patience;
+  c.judge = judge_config(a.judge);
   char stamp[32];
   std::time_t now = std::time(nullptr);
   std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
@@ -176,6 +179,10 @@ void run_optimize(const OptimizeArgs& a) {
                          {"failures", t.failures}};
   }
 #endif
+  if (c.judge) {
+    summary["judge"] = {{"model", c.judge->model}, {"mode", judge::judge_mode_name(c.judge->mode)}};
+    summary["judgements"] = judge::run_judgements(*store, store->run_samples(c.run));
+  }
   std::ofstream(c.run_dir / "summary.json") << summary.dump(2) << "\n";
   std::ofstream(c.run_dir / "report.html") << optimize_report_html(store->run_samples(c.run), summary);
   if (a.json_out) {
@@ -208,6 +215,7 @@ void register_optimize(CLI::App& app) {
   cmd->add_option("-d,--device", a->device, "auto (CUDA when a GPU is visible, else cpu), cuda, cuda:N or cpu")->transform(device_names(true))->capture_default_str();
   cmd->add_option("--db", a->db, "SQLite store (default $CUDAL1_DB, else ~/.cache/cudal1/results.db)");
   cmd->add_flag("--json", a->json_out, "print the summary as one JSON object");
+  add_judge_options(cmd, a->judge);
 #ifdef CUDAL1_HAVE_TRAINER
   add_model_policy_options(cmd, a->model);
 #endif

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "core/format.h"
 #include "report/html.h"
 #include "report/page.h"
 #include "report/svg.h"
@@ -80,6 +81,27 @@ std::string rounds_table(const std::string& task, const std::vector<const RlSamp
   return out + "</tbody></table>";
 }
 
+// The judge's verdicts (summary "judgements", judge/judge.h), when the run had a judge.
+std::string judge_section(const json& summary) {
+  if (!summary.is_object() || !summary.contains("judgements") || !summary["judgements"].is_array()) return "";
+  const json& judge = summary.value("judge", json::object());
+  std::string out = "<section id=\"judge\"><h2>The judge</h2><p class=\"note\">A second opinion from " +
+                    text(field(judge, "model"), 120) + " (" + text(field(judge, "mode"), 20) +
+                    " mode) on suspicious accepted answers.</p>";
+  if (summary["judgements"].empty()) return out + "<p class=\"empty\">No answer was suspicious.</p></section>\n";
+  out += "<div class=\"wide\"><table><thead><tr><th>task</th><th>label</th><th>verdict</th><th>reason</th><th>why asked</th>"
+         "<th>nearest known hacks</th></tr></thead><tbody>";
+  for (auto& j : summary["judgements"]) {
+    std::string nearest;
+    for (auto& n : j.value("nearest", json::array()))
+      nearest += (nearest.empty() ? "" : ", ") + text(field(n, "family"), 40) + " " + format_fixed(n.value("similarity", 0.0), 2);
+    out += "<tr><td>" + text(field(j, "task")) + "</td><td>" + text(field(j, "label"), 120) + "</td><td>" +
+           text(field(j, "verdict"), 20) + "</td><td>" + text(field(j, "reason"), 400) + "</td><td>" +
+           text(field(j, "suspicion"), 200) + "</td><td>" + (nearest.empty() ? "-" : nearest) + "</td></tr>";
+  }
+  return out + "</tbody></table></div></section>\n";
+}
+
 }  // namespace
 
 std::string optimize_report_html(const std::vector<RlSample>& samples, const json& summary) {
@@ -90,6 +112,7 @@ std::string optimize_report_html(const std::vector<RlSample>& samples, const jso
                      " &middot; device " + text(field(summary, "device")) + " &middot; " + std::to_string(samples.size()) +
                      " answers over " + std::to_string(tasks.size()) + " tasks</p></header>\n";
   body += tasks_table(tasks);
+  body += judge_section(summary);
 
   std::vector<SvgBar> bars;
   std::vector<double> accepted;

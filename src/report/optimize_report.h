@@ -2,8 +2,8 @@
 // the tasks' table (best speedup against every baseline measured, answers tried, accepted,
 // caught hacks), the best speedup per task, the distribution of every accepted answer's speedup,
 // and per task its rounds (answers, accepted, best of the round and so far, mean reward, what the
-// unparsed answers were). Every string from samples or summary is escaped: completions are
-// untrusted text.
+// unparsed answers were), and the judge's verdicts when the run had one. Every string from
+// samples or summary is escaped: completions are untrusted text.
 #pragma once
 
 #include <string>

@@ -175,7 +175,7 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
   };
   auto judged = [&](const std::string& task_hash, const std::string& hash) -> std::optional<EvalResult> {
     for (auto& d : lanes)
-      if (auto r = store.find(task_hash, hash, protocol, d)) return r;
+      if (auto r = store.find(task_hash, hash, protocol, d)) return judge::with_kept_verdict(store, c.judge, std::move(*r));
     return std::nullopt;
   };
   // The rolling normalisation goes on from every reward this run has given, in the order given.
@@ -378,6 +378,10 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
         x.error = sl.error;
         Verdict v;
         if (sl.result) {
+          // Refused hacks join the judge's cases; a gated hack verdict refuses the result here.
+          if (!sl.same_as)
+            if (auto o = judge::second_opinion(store, c.judge, tr.reference, sl.parsed.code, *sl.result, out.best); !o.error.empty())
+              fail(tr.task->id, "the judge: " + o.error);
           const EvalResult& r = *sl.result;
           x.status = status_name(r.status);
           x.accepted = r.accepted;

@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "judge/judge.h"
 #include "policy/policy.h"
 #include "policy/prompt.h"
 #include "queue/queue.h"
@@ -47,6 +48,7 @@ struct LoopConfig {
   policy::PromptBudget budget;
   EvalOptions eval;                  // every candidate's options; task and candidate paths are set here
   QueueConfig queue;                 // the lanes a group is evaluated on
+  std::optional<judge::JudgeConfig> judge;  // a second opinion on suspicious results (judge/judge.h)
 };
 
 // What the run is doing now; the counts are over the whole run so far. A file answered twice in

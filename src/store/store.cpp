@@ -82,6 +82,31 @@ CREATE TABLE IF NOT EXISTS rl_pending (
   asked_json TEXT NOT NULL,
   PRIMARY KEY (run, task_id, round)
 );
+-- Known reward hacks the judge compares a suspicious candidate with (judge/hack_cases.h): from the
+-- red-team fixtures, from evaluations rejected with a blocking flag, and from the judge's own
+-- confirmed verdicts. One row per candidate and source.
+CREATE TABLE IF NOT EXISTS hack_cases (
+  id             INTEGER PRIMARY KEY,
+  created_at     TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  family         TEXT NOT NULL,
+  source         TEXT NOT NULL,
+  task_hash      TEXT NOT NULL,
+  candidate_hash TEXT NOT NULL,
+  code           TEXT NOT NULL,
+  reference      TEXT NOT NULL DEFAULT '',
+  evidence_json  TEXT NOT NULL,
+  seal           TEXT,
+  UNIQUE (candidate_hash, source)
+);
+-- The judge's verdict on a candidate for a task (judge/judge.h), the newest kept.
+CREATE TABLE IF NOT EXISTS judgements (
+  task_hash      TEXT NOT NULL,
+  candidate_hash TEXT NOT NULL,
+  created_at     TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  judgement_json TEXT NOT NULL,
+  seal           TEXT,
+  PRIMARY KEY (task_hash, candidate_hash)
+);
 CREATE INDEX IF NOT EXISTS evaluations_key
   ON evaluations (task_hash, candidate_hash, protocol, device);
 )sql";
@@ -298,6 +323,28 @@ std::vector<Store::Exemplar> Store::exemplars(const std::string& task_hash, cons
     std::sort(kept.begin(), kept.end(), [](const Row* a, const Row* b) { return a->id < b->id; });
     std::vector<Exemplar> out;
     for (const Row* row : kept) out.push_back({row->candidate_hash, row->candidate_source, *row->speedup});
+    return out;
+  });
+}
+
+std::vector<Store::Blocked> Store::blocked_evaluations() {
+  std::lock_guard<std::mutex> lock(m_);
+  return guarded(path_, "reading the store", [&] {
+    // As for exemplars, the newest sealed row per candidate of a task decides.
+    SQLite::Statement q(*db_, std::string("SELECT ") + kRowColumns + " FROM evaluations ORDER BY id");
+    std::map<std::pair<std::string, std::string>, Row> newest;
+    std::size_t ignored = 0;
+    while (auto row = next_sealed(q, ignored)) newest.insert_or_assign({row->task_hash, row->candidate_hash}, std::move(*row));
+    alarm_.raise(ignored);
+    std::vector<const Row*> refused;
+    for (auto& [key, row] : newest)
+      if (row.accepted == "0") refused.push_back(&row);
+    std::sort(refused.begin(), refused.end(), [](const Row* a, const Row* b) { return a->id < b->id; });
+    std::vector<Blocked> out;
+    for (const Row* row : refused) {
+      EvalResult r = EvalResult::from_json(json::parse(row->result_json));
+      if (r.has_blocking_flag()) out.push_back({std::move(r), row->candidate_source});
+    }
     return out;
   });
 }

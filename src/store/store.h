@@ -45,6 +45,17 @@ struct RlSample {
   nlohmann::json exemplars = nlohmann::json::array();
 };
 
+// A known reward hack as the store keeps it for the judge (judge/hack_cases.h).
+struct HackCase {
+  int64_t id = 0;
+  std::string family;   // "timed_phase", a fixture's family or the first blocking flag's id
+  std::string source;   // "fixture", "rejected" (the evaluator caught it) or "confirmed" (the judge did)
+  std::string task_hash, candidate_hash;
+  std::string code;     // the candidate's source
+  std::string reference;  // its task's source, when known: what the candidate shares with it is no trick
+  nlohmann::json evidence = nlohmann::json::object();  // flags, error, attribution, the judge's reason
+};
+
 class Store {
  public:
   // Opens or creates the store (and its folder; a new file is its owner's only) and its seal key.
@@ -87,6 +98,20 @@ class Store {
   // A run's samples in the order written (every run's when run is empty); one task's when
   // task_id is not empty.
   std::vector<RlSample> run_samples(const std::string& run, const std::string& task_id = "");
+
+  // Known hacks (store/hack_tables.cpp). add_hack_case keeps one row per candidate and source and
+  // returns its id, the existing row's when there is one; hack_cases lists sealed rows, oldest first.
+  int64_t add_hack_case(const HackCase& c);
+  std::vector<HackCase> hack_cases();
+  // Every candidate whose newest sealed evaluation was refused with a blocking flag, with its source.
+  struct Blocked {
+    EvalResult result;
+    std::string source;
+  };
+  std::vector<Blocked> blocked_evaluations();
+  // The judge's verdict on a candidate for a task (judge/judge.h's JSON); a newer one replaces it.
+  void save_judgement(const std::string& task_hash, const std::string& candidate_hash, const nlohmann::json& judgement);
+  std::optional<nlohmann::json> find_judgement(const std::string& task_hash, const std::string& candidate_hash);
 
   // Computed facts worth keeping (task metadata by content hash, device ceilings by device),
   // keyed by what they describe and the version of the code that computed them.

@@ -1,0 +1,36 @@
+// judge/test_support.h — test support, not part of cudal1: a store of its own per test, and the
+// red-team fixtures of the source tree.
+#pragma once
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "store/store.h"
+
+namespace cudal1::judge {
+
+// The source tree's tests/fixtures/candidates (the build embeds the tasks folder beside it).
+inline std::filesystem::path fixture_candidates() {
+  return std::filesystem::path(CUDAL1_SOURCE_TASKS_DIR).parent_path() / "tests" / "fixtures" / "candidates";
+}
+
+// A fresh store under the temporary folder, removed with the object.
+struct TempStore {
+  std::filesystem::path dir;
+  std::unique_ptr<Store> store;
+  explicit TempStore(const std::string& name)
+      : dir(std::filesystem::temp_directory_path() / ("cudal1-judge-" + name + "-" + std::to_string(::getpid()))) {
+    std::filesystem::remove_all(dir);
+    store = std::make_unique<Store>(dir / "results.db");
+  }
+  ~TempStore() {
+    store.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+};
+
+}  // namespace cudal1::judge
