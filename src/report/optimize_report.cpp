@@ -37,14 +37,18 @@ std::string tasks_table(const json& tasks) {
   std::string out = "<section id=\"tasks\"><h2>Tasks</h2><div class=\"wide\"><table class=\"sortable\"><thead><tr>"
                     "<th>task</th><th>rounds</th><th>tried</th><th>evaluated</th><th>correct</th><th>hacks</th><th>best vs eager</th>";
   for (auto& b : baselines) out += "<th>vs " + text(b, 60) + "</th>";
-  out += "<th>best (label)</th><th>stopped</th></tr></thead><tbody>";
+  out += "<th>best (label)</th><th>best file</th><th>stopped</th></tr></thead><tbody>";
   for (auto& t : tasks) {
     out += "<tr><td>" + text(field(t, "task")) + "</td>";
     for (const char* k : {"rounds", "tried", "evaluated", "correct", "hacks"})
       out += "<td class=\"num\">" + std::to_string(int(number(t, k).value_or(0))) + "</td>";
     out += speed_cell(number(t, "best_speedup"));
     for (auto& b : baselines) out += speed_cell(t.contains("best_speedups") ? number(t["best_speedups"], b.c_str()) : std::nullopt);
-    out += "<td>" + text(field(t, "best_label"), 120) + "</td><td>" +
+    out += "<td>" + text(field(t, "best_label"), 120) + "</td>";
+    // best/ holds a file only for an answer that beat the reference by more than the noise.
+    std::string note = field(t, "best_note");
+    out += "<td>" + (t.contains("best_file") ? format_speedup(number(t, "best_file_speedup").value_or(0)) : std::string("none")) +
+           (note.empty() ? "" : "<br><small>" + text(note, 200) + "</small>") + "</td><td>" +
            (t.value("stopped_early", false) ? "early" : "-") + "</td></tr>";
   }
   return out + "</tbody></table></div></section>\n";
