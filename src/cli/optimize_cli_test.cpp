@@ -177,3 +177,17 @@ TEST(OptimizeCli, ALocalModelRunsOnWhatTheMachineHas) {
     EXPECT_NE(cuda.err.find("pass --model-device cpu"), std::string::npos) << cuda.err;
   }
 }
+
+// --turns and --gamma out of range are usage errors that say what the option takes, before anything runs.
+TEST(OptimizeCli, TurnsAndGammaOutOfRangeSayWhatTheyTake) {
+  OptimizeRun r;
+  CliRun turns = run_cli(r.args("--policy builtin --turns 9"));
+  EXPECT_EQ(turns.exit_code, 2) << turns.err;
+  EXPECT_NE(turns.err.find("--turns takes a whole number from 1 to 8 (got '9')"), std::string::npos) << turns.err;
+  CliRun zero = run_cli(r.args("--policy builtin --turns 0"));
+  EXPECT_EQ(zero.exit_code, 2) << zero.err;
+  CliRun gamma = run_cli(r.args("--policy builtin --gamma 1.5"));
+  EXPECT_EQ(gamma.exit_code, 2) << gamma.err;
+  EXPECT_NE(gamma.err.find("--gamma takes a number from 0 to 1 (got '1.5')"), std::string::npos) << gamma.err;
+  EXPECT_FALSE(fs::exists(r.dir / "run")) << "nothing ran";
+}

@@ -352,72 +352,76 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
   // A turn's answers of every task, scored in slot order: their rows (rewards are normalised when
   // the round is written, in the order stored), the outcome's counts and best, and for each slot
   // that goes on, the feedback its next turn is asked with.
-  auto score = [&](TaskRun& tr, int round, int turn) {
-    TaskOutcome& out = tr.outcome;
-    const bool last_turn = turn + 1 >= c.turns;
-    for (std::size_t s = 0; s < tr.slots.size(); ++s) {
-      Slot& sl = tr.slots[s];
-      if (!sl.asked) continue;
-      if (sl.same_as) {
-        sl.result = tr.slots[*sl.same_as].result;
-        sl.error = tr.slots[*sl.same_as].error;
-        sl.better = tr.slots[*sl.same_as].better;
-      }
-      RlSample x;
-      x.run = c.run;
-      x.task_id = tr.task->id;
-      x.task_hash = tr.task_hash;
-      x.round = round;
-      x.slot = int(s);
-      x.turn = turn;
-      x.policy = policy.name();
-      x.label = sl.answer.label;
-      x.prompt = tr.request.prompt;
-      x.completion = sl.answer.text;
-      x.outcome = sl.answer.error.empty() ? policy::response_outcome_name(sl.parsed.outcome) : "policy_error";
-      x.prompt_tokens = sl.answer.prompt_tokens;
-      x.completion_tokens = sl.answer.completion_tokens;
-      x.exemplars = tr.shown;
-      x.candidate_hash = sl.hash;
-      x.error = sl.error;
-      Verdict v;
-      if (sl.result) {
-        const EvalResult& r = *sl.result;
-        x.status = status_name(r.status);
-        x.accepted = r.accepted;
-        v.accepted = r.accepted;
-        v.blocking_flag = r.has_blocking_flag();
-        if (r.accepted && r.speedup.count("eager")) x.speedup = v.speedup = r.speedup.at("eager");
-        if (!sl.same_as) {
-          Credit cr = credit(tr, sl, r);
-          sl.better = cr.better;
-          tr.better_this_round |= cr.better;
-          if (cr.file) {
-            write_text(tr.best_file, sl.parsed.code);
-            out.best_file = tr.best_file;
+  auto score = [&](const std::vector<TaskRun*>& wave, int round, int turn) {
+    for (TaskRun* tp : wave) {
+      TaskRun& tr = *tp;
+      if (!tr.in_round) continue;
+      TaskOutcome& out = tr.outcome;
+      const bool last_turn = turn + 1 >= c.turns;
+      for (std::size_t s = 0; s < tr.slots.size(); ++s) {
+        Slot& sl = tr.slots[s];
+        if (!sl.asked) continue;
+        if (sl.same_as) {
+          sl.result = tr.slots[*sl.same_as].result;
+          sl.error = tr.slots[*sl.same_as].error;
+          sl.better = tr.slots[*sl.same_as].better;
+        }
+        RlSample x;
+        x.run = c.run;
+        x.task_id = tr.task->id;
+        x.task_hash = tr.task_hash;
+        x.round = round;
+        x.slot = int(s);
+        x.turn = turn;
+        x.policy = policy.name();
+        x.label = sl.answer.label;
+        x.prompt = tr.request.prompt;
+        x.completion = sl.answer.text;
+        x.outcome = sl.answer.error.empty() ? policy::response_outcome_name(sl.parsed.outcome) : "policy_error";
+        x.prompt_tokens = sl.answer.prompt_tokens;
+        x.completion_tokens = sl.answer.completion_tokens;
+        x.exemplars = tr.shown;
+        x.candidate_hash = sl.hash;
+        x.error = sl.error;
+        Verdict v;
+        if (sl.result) {
+          const EvalResult& r = *sl.result;
+          x.status = status_name(r.status);
+          x.accepted = r.accepted;
+          v.accepted = r.accepted;
+          v.blocking_flag = r.has_blocking_flag();
+          if (r.accepted && r.speedup.count("eager")) x.speedup = v.speedup = r.speedup.at("eager");
+          if (!sl.same_as) {
+            Credit cr = credit(tr, sl, r);
+            sl.better = cr.better;
+            tr.better_this_round |= cr.better;
+            if (cr.file) {
+              write_text(tr.best_file, sl.parsed.code);
+              out.best_file = tr.best_file;
+            }
           }
         }
+        if (!sl.same_as) {
+          ++out.tried;
+          out.correct += x.accepted;
+          count_failure(out, x);
+        }
+        tr.answered.push_back(x.label);
+        x.raw_reward = raw_reward(v, c.reward);
+        // The slot goes on unless this was its last turn, no answer came (a policy's error is no
+        // answer to revise), or the answer is accepted and the task's new best.
+        bool goes_on = !last_turn && sl.answer.error.empty() && !(x.accepted && sl.better);
+        if (goes_on) {
+          FeedbackInput f;
+          if (sl.result) f.result = sl.result->to_json();
+          f.error = sl.error;
+          f.best = out.best;
+          x.feedback = render_feedback(c.templates, f);
+          tr.histories[s].push_back({sl.answer.text, sl.answer.label, x.feedback, x.accepted, x.speedup});
+        }
+        sl.goes_on = goes_on;
+        tr.rows.push_back(std::move(x));
       }
-      if (!sl.same_as) {
-        ++out.tried;
-        out.correct += x.accepted;
-        count_failure(out, x);
-      }
-      tr.answered.push_back(x.label);
-      x.raw_reward = raw_reward(v, c.reward);
-      // The slot goes on unless this was its last turn, no answer came (a policy's error is no
-      // answer to revise), or the answer is accepted and the task's new best.
-      bool goes_on = !last_turn && sl.answer.error.empty() && !(x.accepted && sl.better);
-      if (goes_on) {
-        FeedbackInput f;
-        if (sl.result) f.result = sl.result->to_json();
-        f.error = sl.error;
-        f.best = out.best;
-        x.feedback = render_feedback(c.templates, f);
-        tr.histories[s].push_back({sl.answer.text, sl.answer.label, x.feedback, x.accepted, x.speedup});
-      }
-      sl.goes_on = goes_on;
-      tr.rows.push_back(std::move(x));
     }
   };
 
@@ -528,8 +532,7 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
           }
           tell("evaluating");
         });
-      for (TaskRun* tp : wave)
-        if (tp->in_round) score(*tp, round, turn);
+      score(wave, round, turn);
     }
     // Per task, in the order scored: rewards normalised, then GRPO advantages within each turn's
     // group (the answers of one turn were asked alike); one transaction per task.
