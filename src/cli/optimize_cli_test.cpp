@@ -5,6 +5,7 @@
 // the machine has.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -190,4 +191,41 @@ TEST(OptimizeCli, TurnsAndGammaOutOfRangeSayWhatTheyTake) {
   EXPECT_EQ(gamma.exit_code, 2) << gamma.err;
   EXPECT_NE(gamma.err.find("--gamma takes a number from 0 to 1 (got '1.5')"), std::string::npos) << gamma.err;
   EXPECT_FALSE(fs::exists(r.dir / "run")) << "nothing ran";
+}
+
+// --turns 2 through the command: the replay set's wrong file is answered first, and the slot's
+// second turn (replay ignores the feedback and gives its next kernel) is the right one. Both are
+// samples of slot 0 with their turns and returns; the summary carries the turns and, when the
+// accepted file does not beat the reference beyond the noise on this machine, says why best/ has none.
+TEST(OptimizeCli, TurnsReviseASlotAndTheSummarySaysWhatBestHolds) {
+  OptimizeRun r;
+  CliRun c = run_cli(r.args(r.replay({"incorrect_scale_add_off_by_5pct.py", "ok_scale_add_alpha.py"}) +
+                            " --group 1 --turns 2 --gamma 0.5 --json"));
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  json summary = json::parse(c.out);
+  EXPECT_EQ(summary["turns"], 2);
+  EXPECT_DOUBLE_EQ(summary["gamma"].get<double>(), 0.5);
+  json task = summary["tasks"][0];
+  EXPECT_EQ(task["tried"], 2) << task.dump();
+  EXPECT_EQ(task["correct"], 1) << task.dump();
+  if (task.contains("best_file")) {
+    EXPECT_GT(task["best_file_speedup"].get<double>(), 1.03) << task.dump();
+  } else {
+    EXPECT_EQ(task["best_note"], "no answer beat the reference by more than the noise (best " +
+                                     [&] { char b[32]; std::snprintf(b, sizeof b, "%.2fx", task["best_speedup"].get<double>()); return std::string(b); }() +
+                                     "); the reference stands") << task.dump();
+    EXPECT_FALSE(fs::exists(r.dir / "run" / "best" / "scale_add.py"));
+  }
+  std::vector<json> samples = r.samples();
+  ASSERT_EQ(samples.size(), 2u);
+  EXPECT_EQ(samples[0]["turn"], 0);
+  EXPECT_EQ(samples[1]["turn"], 1);
+  EXPECT_EQ(samples[0]["slot"], samples[1]["slot"]);
+  EXPECT_EQ(samples[0]["verdict"]["status"], "incorrect");
+  EXPECT_TRUE(samples[1]["verdict"]["accepted"].get<bool>());
+  EXPECT_NE(samples[0]["feedback"].get<std::string>().find("Status: incorrect (not accepted)"), std::string::npos);
+  EXPECT_TRUE(samples[1]["feedback"].is_null());
+  // Rewards 0 then 1.0 (one standard deviation above the mean of [0, s]); returns 0 + 0.5 * 1.0 and 1.0.
+  EXPECT_NEAR(samples[0]["return"].get<double>(), 0.5, 1e-12);
+  EXPECT_NEAR(samples[1]["return"].get<double>(), 1.0, 1e-12);
 }

@@ -123,7 +123,7 @@ void print_outcomes(const std::vector<rl::TaskOutcome>& outcomes) {
     if (!o.best_note.empty()) std::cout << o.id << ": " << o.best_note << "\n";
   std::size_t improved = std::count_if(outcomes.begin(), outcomes.end(), [](const rl::TaskOutcome& o) { return o.improved(); });
   std::cout << "\n" << (improved ? std::to_string(improved) + " of " + tasks_text(outcomes.size()) + " improved" : "no task improved")
-            << " (improved: the run's best beats \"to beat\", eager's 1.00x or the fastest accepted file the store knew "
+            << " (improved: the run's best file beats \"to beat\", eager's 1.00x or the fastest accepted file the store knew "
                "before the run)\n";
 }
 

@@ -18,7 +18,8 @@ bool beats_reference(const EvalResult& r) {
   return r.accepted && s != r.speedup.end() && std::isfinite(s->second) && s->second > 1.0 + noise_margin(r);
 }
 
-std::string no_best_file_note(const std::optional<double>& best) {
+std::string no_best_file_note(const std::optional<double>& best, int accepted) {
+  if (!best && accepted > 0) return "no accepted answer was timed (--no-timing); the reference stands";
   if (!best) return "no answer was accepted; the reference stands";
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2fx", *best);

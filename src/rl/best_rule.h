@@ -26,7 +26,8 @@ bool beats_reference(const EvalResult& r);
 
 // Why a task with no best file has none, for tables and summary.json: its best accepted eager
 // speedup if any ("no answer beat the reference by more than the noise (best 0.91x); the
-// reference stands"), else that no answer was accepted.
-std::string no_best_file_note(const std::optional<double>& best);
+// reference stands"), else that its `accepted` answers were not timed (--no-timing), else that
+// no answer was accepted.
+std::string no_best_file_note(const std::optional<double>& best, int accepted);
 
 }  // namespace cudal1::rl

@@ -165,7 +165,7 @@ void replay_history(TaskRun& t, const std::vector<RlSample>& samples,
 
 // Why best/ holds no file for the task, or not its fastest answer; "" when it holds that one.
 std::string best_file_note(const TaskOutcome& out) {
-  if (out.best_file.empty()) return no_best_file_note(out.best);
+  if (out.best_file.empty()) return no_best_file_note(out.best, out.correct);
   if (out.best && out.best_file_speedup && *out.best > *out.best_file_speedup) {
     char buf[160];
     std::snprintf(buf, sizeof buf, "best/ holds the %.2fx answer; the faster %.2fx one was within its measurement's noise",

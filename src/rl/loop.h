@@ -72,7 +72,7 @@ struct LoopProgress {
   std::size_t jobs_accepted = 0;            // of jobs_done
   int tried = 0, correct = 0;               // answers so far and the accepted ones
   std::size_t with_best = 0;                // tasks with an accepted file
-  std::size_t improved = 0;                 // tasks whose best beats their start (TaskOutcome::improved)
+  std::size_t improved = 0;                 // tasks whose best file beats their start (TaskOutcome::improved)
   std::optional<double> best_geomean;       // geometric mean of the with_best tasks' best eager speedups
   std::string task;                         // the task last asked or evaluated
   std::string stage;                        // "asking", "evaluating", "round done"
@@ -88,7 +88,7 @@ struct TaskOutcome {
   std::string id;
   int rounds = 0, tried = 0, evaluated = 0, correct = 0, hacks = 0;  // each file once a round
   std::optional<double> best;                   // eager speedup of the best accepted file
-  // What a best must beat to be an improvement: eager (1.0), or the fastest accepted file the
+  // What a best file must beat to be an improvement: eager (1.0), or the fastest accepted file the
   // store knew for the task before the run began, if faster.
   double start = 1.0;
   nlohmann::json best_speedups = nlohmann::json::object();  // that file's speedup against every baseline measured
@@ -102,7 +102,9 @@ struct TaskOutcome {
   std::string best_note;                        // why best/ has no file for the task, or not the fastest answer
 
   bool stopped_early = false;
-  bool improved() const { return best && *best > start; }
+  // Improved: the run left a best file (one that beats the reference beyond the noise) faster
+  // than `start`; a faster answer within the noise is no improvement a user can take.
+  bool improved() const { return best_file_speedup && *best_file_speedup > start; }
   nlohmann::json to_json() const;
 };
 

@@ -164,6 +164,7 @@ TEST(LoopUnit, NoBestFileWhenNothingBeatsTheReferenceBeyondTheNoise) {
   EXPECT_FALSE(out.best_file_speedup);
   EXPECT_FALSE(fs::exists(run.config.run_dir / "best" / "planted.py"));
   EXPECT_EQ(out.best_note, "no answer beat the reference by more than the noise (best 1.20x); the reference stands");
+  EXPECT_FALSE(out.improved()) << "1.20x within its noise is no improvement a user can take";
   nlohmann::json j = out.to_json();
   EXPECT_FALSE(j.contains("best_file"));
   EXPECT_EQ(j.value("best_note", ""), out.best_note);
@@ -183,6 +184,7 @@ TEST(LoopUnit, ALaterAnswerThatBeatsTheReferenceWritesTheBestFile) {
   ASSERT_FALSE(out.best_file.empty());
   EXPECT_NE(read_file(out.best_file).find("# fast"), std::string::npos);
   EXPECT_DOUBLE_EQ(out.best_file_speedup.value_or(0), 3.0);
+  EXPECT_TRUE(out.improved());
   EXPECT_TRUE(out.best_note.empty()) << out.best_note;
 }
 
