@@ -58,7 +58,6 @@ struct Slot {
   // An earlier slot of the turn with the same file: this one is judged, scored and counted with it.
   std::optional<std::size_t> same_as;
   bool asked = true;     // has an answer this turn (a slot whose conversation ended has none)
-  bool better = false;   // its answer is the task's new best
   bool goes_on = false;  // it is asked again, with feedback, next turn
 };
 
@@ -358,13 +357,16 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
       if (!tr.in_round) continue;
       TaskOutcome& out = tr.outcome;
       const bool last_turn = turn + 1 >= c.turns;
+      // What a slot's answer must beat to end its conversation: the task's best before this turn,
+      // and the reference beyond the noise (rl/best_rule.h) — a first accepted answer at 1.00x is
+      // worth revising, and so is one a sibling slot of the same turn happened to beat.
+      const std::optional<double> best_before = out.best;
       for (std::size_t s = 0; s < tr.slots.size(); ++s) {
         Slot& sl = tr.slots[s];
         if (!sl.asked) continue;
         if (sl.same_as) {
           sl.result = tr.slots[*sl.same_as].result;
           sl.error = tr.slots[*sl.same_as].error;
-          sl.better = tr.slots[*sl.same_as].better;
         }
         RlSample x;
         x.run = c.run;
@@ -393,7 +395,6 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
           if (r.accepted && r.speedup.count("eager")) x.speedup = v.speedup = r.speedup.at("eager");
           if (!sl.same_as) {
             Credit cr = credit(tr, sl, r);
-            sl.better = cr.better;
             tr.better_this_round |= cr.better;
             if (cr.file) {
               write_text(tr.best_file, sl.parsed.code);
@@ -409,8 +410,9 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
         tr.answered.push_back(x.label);
         x.raw_reward = raw_reward(v, c.reward);
         // The slot goes on unless this was its last turn, no answer came (a policy's error is no
-        // answer to revise), or the answer is accepted and the task's new best.
-        bool goes_on = !last_turn && sl.answer.error.empty() && !(x.accepted && sl.better);
+        // answer to revise), or the answer beats the reference and the best before this turn.
+        bool wins = sl.result && beats_reference(*sl.result) && x.speedup && (!best_before || *x.speedup > *best_before);
+        bool goes_on = !last_turn && sl.answer.error.empty() && !wins;
         if (goes_on) {
           FeedbackInput f;
           if (sl.result) f.result = sl.result->to_json();

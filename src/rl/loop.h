@@ -14,7 +14,8 @@
 //
 // Multi-turn refinement (LoopConfig::turns > 1): after each answer the policy is sent the
 // evaluator's feedback on it in the same conversation and revises, up to `turns` answers per slot;
-// a slot stops early once its answer is accepted and the task's new best, or when no answer comes.
+// a slot stops early once its answer beats the reference beyond the noise and the task's best
+// before that turn, or when no answer comes.
 // Every turn is evaluated and stored as its own sample (RlSample::turn, the slot kept).
 #pragma once
 

@@ -316,3 +316,23 @@ TEST(Returns, AreDiscountedWithinEachSlotOverItsTurns) {
   EXPECT_DOUBLE_EQ(g[4], 0.25);
   EXPECT_DOUBLE_EQ(rl::discounted_returns(xs, 0.0)[0], 1.0);
 }
+
+// A first accepted answer within the noise of the reference is the task's best, yet no reason to
+// stop revising: its slot goes on, and ends once an answer beats the reference beyond the noise.
+TEST(LoopUnit, ASlotWhoseAnswerIsWithinTheNoiseGoesOn) {
+  FakeLoopRun run;
+  run.config.turns = 3;
+  TurnsPolicy policy;
+  policy.first = {"barely"};
+  policy.later = {"accepted", "never asked"};
+  auto outcomes = rl::run_loop(run.tasks, policy, run.store, run.config);
+  auto rows = run.store.run_samples(run.config.run);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].label, "barely");
+  EXPECT_NE(rows[0].feedback.find("Speedup against eager PyTorch: 1.02x"), std::string::npos) << rows[0].feedback;
+  EXPECT_EQ(rows[1].label, "accepted");
+  EXPECT_EQ(rows[1].turn, 1);
+  EXPECT_TRUE(rows[1].feedback.empty());
+  EXPECT_EQ(policy.requests.size(), 2u);
+  EXPECT_DOUBLE_EQ(outcomes[0].best_file_speedup.value_or(0), 3.0);
+}
