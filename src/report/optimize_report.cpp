@@ -56,11 +56,22 @@ std::string tasks_table(const json& tasks) {
 
 // One task's rounds, from its samples in order.
 std::string rounds_table(const std::string& task, const std::vector<const RlSample*>& rows) {
-  struct Round { int answers = 0, accepted = 0; double reward = 0; std::optional<double> best; std::map<std::string, int> outcomes; };
+  struct Round {
+    int answers = 0, accepted = 0, revisions = 0, revised_accepted = 0;
+    double reward = 0;
+    std::optional<double> best;
+    std::map<std::string, int> outcomes;
+  };
   std::map<int, Round> rounds;
+  bool turns = false;  // optimize --turns: some answers revise earlier ones
   for (auto* x : rows) {
     Round& r = rounds[x->round];
     ++r.answers;
+    if (x->turn > 0) {
+      turns = true;
+      ++r.revisions;
+      r.revised_accepted += x->accepted;
+    }
     r.accepted += x->accepted;
     r.reward += x->reward;
     if (x->speedup && (!r.best || *x->speedup > *r.best)) r.best = x->speedup;
@@ -68,7 +79,8 @@ std::string rounds_table(const std::string& task, const std::vector<const RlSamp
     else if (!x->status.empty() && !x->accepted) ++r.outcomes[x->status];
     else if (x->status.empty()) ++r.outcomes["evaluation failed"];  // its error says why
   }
-  std::string out = "<h3>" + text(task) + "</h3><table><thead><tr><th>round</th><th>answers</th><th>accepted</th>"
+  std::string out = "<h3>" + text(task) + "</h3><table><thead><tr><th>round</th><th>answers</th><th>accepted</th>" +
+                    std::string(turns ? "<th>revisions (accepted)</th>" : "") +
                     "<th>best of round</th><th>best so far</th><th>mean reward</th><th>not accepted</th></tr></thead><tbody>";
   std::optional<double> so_far;
   for (auto& [n, r] : rounds) {
@@ -78,7 +90,9 @@ std::string rounds_table(const std::string& task, const std::vector<const RlSamp
     char mean[32];
     std::snprintf(mean, sizeof mean, "%+.2f", r.reward / std::max(1, r.answers));
     out += "<tr><td class=\"num\">" + std::to_string(n) + "</td><td class=\"num\">" + std::to_string(r.answers) +
-           "</td><td class=\"num\">" + std::to_string(r.accepted) + "</td>" + speed_cell(r.best) + speed_cell(so_far) +
+           "</td><td class=\"num\">" + std::to_string(r.accepted) + "</td>" +
+           (turns ? "<td class=\"num\">" + std::to_string(r.revisions) + " (" + std::to_string(r.revised_accepted) + ")</td>" : "") +
+           speed_cell(r.best) + speed_cell(so_far) +
            "<td class=\"num\">" + mean + "</td><td>" + (failed.empty() ? "-" : failed) + "</td></tr>";
   }
   return out + "</tbody></table>";
