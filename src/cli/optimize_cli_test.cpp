@@ -229,3 +229,15 @@ TEST(OptimizeCli, TurnsReviseASlotAndTheSummarySaysWhatBestHolds) {
   EXPECT_NEAR(samples[0]["return"].get<double>(), 0.5, 1e-12);
   EXPECT_NEAR(samples[1]["return"].get<double>(), 1.0, 1e-12);
 }
+
+// The training stages share the loop's options but train on one answer per slot: --turns there is
+// a usage error naming the command it belongs to, before any model is loaded.
+TEST(OptimizeCli, TrainingStagesRefuseTurns) {
+  if (run_cli("train crl --help").exit_code != 0) GTEST_SKIP() << "this build has no trainer";
+  OptimizeRun r;
+  CliRun c = run_cli("train crl " + (cudal1::fixtures_dir() / "tasks" / "scale_add.py").string() + " --turns 2 --model " +
+                     (r.dir / "no-model").string() + " --out " + (r.dir / "out").string());
+  EXPECT_EQ(c.exit_code, 2) << c.err;
+  EXPECT_NE(c.err.find("train crl trains on one answer per slot and takes no --turns"), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("multi-turn refinement is for cudal1 optimize"), std::string::npos) << c.err;
+}
