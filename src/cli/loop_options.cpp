@@ -29,6 +29,35 @@ void add_loop_options(CLI::App* cmd, LoopArgs& a) {
   cmd->add_option("--eval-memory-gb", a.memory_budget_gb, "host memory the lanes' evaluations may hold at once, in GB (0: three quarters of what is available)")->check(CLI::NonNegativeNumber)->capture_default_str();
   add_baseline_options(cmd, a.baselines);
   cmd->add_flag("--no-timing", a.no_timing, "check correctness only (every reward is then 0 or the penalty)");
+  cmd->add_option("--turns", a.turns, "answers per slot: after each, the policy is sent the evaluator's feedback and "
+                  "revises it in the same conversation (1: no revision)")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            try {
+              std::size_t used = 0;
+              int k = std::stoi(v, &used);
+              if (used == v.size() && k >= 1 && k <= rl::kMaxTurns) return "";
+            } catch (const std::exception&) {
+            }
+            return "--turns takes a whole number from 1 to " + std::to_string(rl::kMaxTurns) + " (got '" + v +
+                   "'): 1 asks one answer per slot, K lets the policy revise it K - 1 times";
+          },
+          "1.." + std::to_string(rl::kMaxTurns)))
+      ->capture_default_str();
+  cmd->add_option("--gamma", a.gamma, "discount of later turns in each answer's return (samples.jsonl `return`)")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            try {
+              std::size_t used = 0;
+              double g = std::stod(v, &used);
+              if (used == v.size() && g >= 0 && g <= 1) return "";
+            } catch (const std::exception&) {
+            }
+            return "--gamma takes a number from 0 to 1 (got '" + v + "'): 0 credits each turn with its own reward only, "
+                   "1 with every later turn's in full";
+          },
+          "0..1"))
+      ->capture_default_str();
   add_redis_options(cmd, a.redis);
 }
 
@@ -57,6 +86,8 @@ rl::LoopConfig loop_config(const LoopArgs& a, const std::string& eval_device) {
   if (!use_cluster(a.redis, c.queue)) c.queue.devices = lane_devices(eval_device, a.gpus, a.lanes, false);
   c.queue.memory_budget_bytes = uint64_t(a.memory_budget_gb * double(1ull << 30));
   c.group = a.group;
+  c.turns = a.turns;
+  c.gamma = a.gamma;
   c.seed = a.seed;
   c.sampler.tau = a.tau;
   c.sampler.buckets = a.buckets;

@@ -26,11 +26,13 @@ struct LoopArgs {
   BaselineArgs baselines;
   bool no_timing = false;
   RedisArgs redis;  // with a URL, the candidates are evaluated by the cluster's workers
+  int turns = 1;                    // answers per slot, each revising the last with feedback
+  double gamma = rl::kDefaultGamma; // discount of a turn's return in samples.jsonl
 };
 
 // Registers the positional tasks and --all --suite --group --seed --tau --buckets --exemplars
 // --max-prompt-tokens --prompts --gpus --lanes --eval-memory-gb --baselines --baseline --no-timing,
-// and --redis with its kin (cli/redis_options.h).
+// --turns (1..8) --gamma (0..1), and --redis with its kin (cli/redis_options.h).
 void add_loop_options(CLI::App* cmd, LoopArgs& a);
 
 // The tasks named (suite names or KernelBench files, or --all), each once, with ids the store

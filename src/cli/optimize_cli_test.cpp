@@ -5,6 +5,7 @@
 // the machine has.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -176,4 +177,67 @@ TEST(OptimizeCli, ALocalModelRunsOnWhatTheMachineHas) {
     EXPECT_EQ(cuda.exit_code, 2) << cuda.err;
     EXPECT_NE(cuda.err.find("pass --model-device cpu"), std::string::npos) << cuda.err;
   }
+}
+
+// --turns and --gamma out of range are usage errors that say what the option takes, before anything runs.
+TEST(OptimizeCli, TurnsAndGammaOutOfRangeSayWhatTheyTake) {
+  OptimizeRun r;
+  CliRun turns = run_cli(r.args("--policy builtin --turns 9"));
+  EXPECT_EQ(turns.exit_code, 2) << turns.err;
+  EXPECT_NE(turns.err.find("--turns takes a whole number from 1 to 8 (got '9')"), std::string::npos) << turns.err;
+  CliRun zero = run_cli(r.args("--policy builtin --turns 0"));
+  EXPECT_EQ(zero.exit_code, 2) << zero.err;
+  CliRun gamma = run_cli(r.args("--policy builtin --gamma 1.5"));
+  EXPECT_EQ(gamma.exit_code, 2) << gamma.err;
+  EXPECT_NE(gamma.err.find("--gamma takes a number from 0 to 1 (got '1.5')"), std::string::npos) << gamma.err;
+  EXPECT_FALSE(fs::exists(r.dir / "run")) << "nothing ran";
+}
+
+// --turns 2 through the command: the replay set's wrong file is answered first, and the slot's
+// second turn (replay ignores the feedback and gives its next kernel) is the right one. Both are
+// samples of slot 0 with their turns and returns; the summary carries the turns and, when the
+// accepted file does not beat the reference beyond the noise on this machine, says why best/ has none.
+TEST(OptimizeCli, TurnsReviseASlotAndTheSummarySaysWhatBestHolds) {
+  OptimizeRun r;
+  CliRun c = run_cli(r.args(r.replay({"incorrect_scale_add_off_by_5pct.py", "ok_scale_add_alpha.py"}) +
+                            " --group 1 --turns 2 --gamma 0.5 --json"));
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  json summary = json::parse(c.out);
+  EXPECT_EQ(summary["turns"], 2);
+  EXPECT_DOUBLE_EQ(summary["gamma"].get<double>(), 0.5);
+  json task = summary["tasks"][0];
+  EXPECT_EQ(task["tried"], 2) << task.dump();
+  EXPECT_EQ(task["correct"], 1) << task.dump();
+  if (task.contains("best_file")) {
+    EXPECT_GT(task["best_file_speedup"].get<double>(), 1.03) << task.dump();
+  } else {
+    EXPECT_EQ(task["best_note"], "no answer beat the reference by more than the noise (best " +
+                                     [&] { char b[32]; std::snprintf(b, sizeof b, "%.2fx", task["best_speedup"].get<double>()); return std::string(b); }() +
+                                     "); the reference stands") << task.dump();
+    EXPECT_FALSE(fs::exists(r.dir / "run" / "best" / "scale_add.py"));
+  }
+  std::vector<json> samples = r.samples();
+  ASSERT_EQ(samples.size(), 2u);
+  EXPECT_EQ(samples[0]["turn"], 0);
+  EXPECT_EQ(samples[1]["turn"], 1);
+  EXPECT_EQ(samples[0]["slot"], samples[1]["slot"]);
+  EXPECT_EQ(samples[0]["verdict"]["status"], "incorrect");
+  EXPECT_TRUE(samples[1]["verdict"]["accepted"].get<bool>());
+  EXPECT_NE(samples[0]["feedback"].get<std::string>().find("Status: incorrect (not accepted)"), std::string::npos);
+  EXPECT_TRUE(samples[1]["feedback"].is_null());
+  // Rewards 0 then 1.0 (one standard deviation above the mean of [0, s]); returns 0 + 0.5 * 1.0 and 1.0.
+  EXPECT_NEAR(samples[0]["return"].get<double>(), 0.5, 1e-12);
+  EXPECT_NEAR(samples[1]["return"].get<double>(), 1.0, 1e-12);
+}
+
+// The training stages share the loop's options but train on one answer per slot: --turns there is
+// a usage error naming the command it belongs to, before any model is loaded.
+TEST(OptimizeCli, TrainingStagesRefuseTurns) {
+  if (run_cli("train crl --help").exit_code != 0) GTEST_SKIP() << "this build has no trainer";
+  OptimizeRun r;
+  CliRun c = run_cli("train crl " + (cudal1::fixtures_dir() / "tasks" / "scale_add.py").string() + " --turns 2 --model " +
+                     (r.dir / "no-model").string() + " --out " + (r.dir / "out").string());
+  EXPECT_EQ(c.exit_code, 2) << c.err;
+  EXPECT_NE(c.err.find("train crl trains on one answer per slot and takes no --turns"), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("multi-turn refinement is for cudal1 optimize"), std::string::npos) << c.err;
 }

@@ -104,9 +104,9 @@ void print_outcomes(const std::vector<rl::TaskOutcome>& outcomes) {
     for (auto& [k, v] : o.best_speedups.items()) if (k != "eager") baselines.insert(k);
   std::vector<std::string> head = {"task", "rounds", "tried", "evaluated", "correct", "hacks", "to beat", "best vs eager"};
   for (auto& b : baselines) head.push_back("vs " + b);
-  head.insert(head.end(), {"best (label)", "stopped"});
+  head.insert(head.end(), {"best (label)", "best file", "stopped"});
   std::vector<bool> right(head.size(), true);
-  right[0] = right[head.size() - 2] = right[head.size() - 1] = false;
+  right[0] = right[head.size() - 3] = right[head.size() - 1] = false;
   Table t(head, right);
   for (auto& o : outcomes) {
     std::vector<std::string> row = {o.id, std::to_string(o.rounds), std::to_string(o.tried), std::to_string(o.evaluated),
@@ -115,13 +115,17 @@ void print_outcomes(const std::vector<rl::TaskOutcome>& outcomes) {
     for (auto& b : baselines)
       row.push_back(o.best_speedups.contains(b) ? speed_text(o.best_speedups[b].get<double>()) : "-");
     row.push_back(o.best_label.empty() ? "-" : o.best_label);
+    // The file a user takes from best/: none unless an answer beat the reference beyond the noise.
+    row.push_back(o.best_file.empty() ? "none" : speed_text(o.best_file_speedup));
     row.push_back(o.stopped_early ? "early" : "-");
     t.add_row(row);
   }
   t.print(std::cout);
+  for (auto& o : outcomes)
+    if (!o.best_note.empty()) std::cout << o.id << ": " << o.best_note << "\n";
   std::size_t improved = std::count_if(outcomes.begin(), outcomes.end(), [](const rl::TaskOutcome& o) { return o.improved(); });
   std::cout << "\n" << (improved ? std::to_string(improved) + " of " + tasks_text(outcomes.size()) + " improved" : "no task improved")
-            << " (improved: the run's best beats \"to beat\", eager's 1.00x or the fastest accepted file the store knew "
+            << " (improved: the run's best file beats \"to beat\", eager's 1.00x or the fastest accepted file the store knew "
                "before the run)\n";
 }
 
@@ -170,7 +174,8 @@ void run_optimize(const OptimizeArgs& a) {
       [&](const rl::LoopFailure& f) { status.note("cudal1 optimize: " + f.task + ": " + f.message); });
   status.finish();
   json summary = {{"run", c.run}, {"run_dir", c.run_dir.string()}, {"policy", policy->name()},
-                  {"device", c.eval.device}, {"lanes", c.queue.devices}, {"tasks", json::array()}};
+                  {"device", c.eval.device}, {"lanes", c.queue.devices}, {"turns", c.turns}, {"gamma", c.gamma},
+                  {"tasks", json::array()}};
   for (auto& o : outcomes) summary["tasks"].push_back(o.to_json());
 #ifdef CUDAL1_HAVE_HTTP
   if (auto* chat = dynamic_cast<policy::OpenAIPolicy*>(policy.get())) {
@@ -189,7 +194,7 @@ void run_optimize(const OptimizeArgs& a) {
     std::cout << summary.dump() << std::endl;
   } else {
     print_outcomes(outcomes);
-    std::cout << "\nrun " << c.run_dir.string() << ": best files in best/, every answer in samples.jsonl (prompt, "
+    std::cout << "\nrun " << c.run_dir.string() << ": best files in best/ (only answers that beat the reference by more than the noise), every answer in samples.jsonl (prompt, "
               << "completion, reward, advantage, verdict, error), the report in report.html; run the same command with --run "
               << c.run_dir.string() << " to go on\n";
   }

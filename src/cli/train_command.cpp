@@ -190,6 +190,12 @@ void run_train_rl(RlArgs& a) {
     throw Error(ErrorKind::usage, std::string("train ") + trainer::rl_objective_name(a.o.objective) +
                                       " runs in one process (its lanes already spread evaluations over the GPUs)",
                 "launch it once, without WORLD_SIZE; data-parallel training is for train sft");
+  // The stage trains each round on the very tokens the model sampled, one answer per slot; a
+  // slot's later turns would be matched to its first turn's tokens.
+  if (a.loop.turns != 1)
+    throw Error(ErrorKind::usage, std::string("train ") + trainer::rl_objective_name(a.o.objective) +
+                                      " trains on one answer per slot and takes no --turns",
+                "leave --turns out here; multi-turn refinement is for cudal1 optimize");
   apply_stage_args(a.stage, a.o);
   if (!a.adapter.empty()) a.o.adapter_dir = a.adapter;
   a.o.tasks = resolve_loop_tasks(a.loop);

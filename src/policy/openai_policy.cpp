@@ -65,10 +65,7 @@ std::pair<std::string, std::string> split_base_url(const std::string& url) {
   return {std::string(m[1]) + "://" + std::string(m[2]), path + kCompletionsPath};
 }
 
-json request_body(const OpenAIConfig& c, const std::string& prompt, std::optional<uint64_t> seed) {
-  json messages = json::array();
-  if (!c.system_prompt.empty()) messages.push_back({{"role", "system"}, {"content", c.system_prompt}});
-  messages.push_back({{"role", "user"}, {"content", prompt}});
+json request_body(const OpenAIConfig& c, const json& messages, std::optional<uint64_t> seed) {
   json body = {{"model", c.model}, {"messages", messages}, {"n", 1}, {"stream", false},
                {"temperature", c.temperature}};
   if (c.top_p) body["top_p"] = *c.top_p;
@@ -198,12 +195,25 @@ TokenAccounting OpenAIPolicy::accounting() const {
   return totals_;
 }
 
+// The request as a chat: the prompt, then each earlier turn's answer and the feedback on it.
+static json chat_messages(const OpenAIConfig& c, const PolicyRequest& request) {
+  json messages = json::array();
+  if (!c.system_prompt.empty()) messages.push_back({{"role", "system"}, {"content", c.system_prompt}});
+  messages.push_back({{"role", "user"}, {"content", request.prompt}});
+  for (const Turn& t : request.history) {
+    messages.push_back({{"role", "assistant"}, {"content", t.answer}});
+    messages.push_back({{"role", "user"}, {"content", t.feedback}});
+  }
+  return messages;
+}
+
 std::vector<PolicyAnswer> OpenAIPolicy::answer(const PolicyRequest& request) {
+  const json messages = chat_messages(config_, request);
   int n = std::max(request.count, 0);
   std::vector<PolicyAnswer> answers(n);
   std::atomic<int> next{0};
   auto work = [&] {
-    for (int i; (i = next++) < n;) answers[i] = one_answer(request.prompt, request.seed + i);
+    for (int i; (i = next++) < n;) answers[i] = one_answer(messages, request.seed + i);
   };
   std::vector<std::thread> workers;
   for (int w = 0; w < std::min(n, config_.max_concurrency); ++w) workers.emplace_back(work);
@@ -211,12 +221,25 @@ std::vector<PolicyAnswer> OpenAIPolicy::answer(const PolicyRequest& request) {
   return answers;
 }
 
+std::vector<std::vector<PolicyAnswer>> OpenAIPolicy::answer_each(const std::vector<PolicyRequest>& requests) {
+  std::vector<std::vector<PolicyAnswer>> out(requests.size());
+  std::atomic<std::size_t> next{0};
+  // answer() holds no lock and each of its requests waits for one of the shared slots.
+  auto work = [&] {
+    for (std::size_t i; (i = next++) < requests.size();) out[i] = answer(requests[i]);
+  };
+  std::vector<std::thread> workers;
+  for (std::size_t w = 0; w < std::min(requests.size(), std::size_t(config_.max_concurrency)); ++w) workers.emplace_back(work);
+  for (auto& t : workers) t.join();
+  return out;
+}
+
 // Never throws: an exception escaping a worker thread would end the process.
-PolicyAnswer OpenAIPolicy::one_answer(const std::string& prompt, uint64_t seed) {
+PolicyAnswer OpenAIPolicy::one_answer(const nlohmann::json& messages, uint64_t seed) {
   std::size_t sent = 0;
   PolicyAnswer a;
   try {
-    a = attempt_until_done(prompt, seed, sent);
+    a = attempt_until_done(messages, seed, sent);
   } catch (const std::exception& e) {
     a.error = std::string("the OpenAI client failed: ") + e.what();
   }
@@ -229,7 +252,7 @@ PolicyAnswer OpenAIPolicy::one_answer(const std::string& prompt, uint64_t seed) 
   return a;
 }
 
-PolicyAnswer OpenAIPolicy::attempt_until_done(const std::string& prompt, uint64_t seed, std::size_t& sent) {
+PolicyAnswer OpenAIPolicy::attempt_until_done(const nlohmann::json& messages, uint64_t seed, std::size_t& sent) {
   // Holds one of the max_concurrency slots for one request; released while backing off.
   struct Slot {
     OpenAIPolicy& p;
@@ -248,7 +271,7 @@ PolicyAnswer OpenAIPolicy::attempt_until_done(const std::string& prompt, uint64_
   std::string last_failure;
   for (int attempt = 0; attempt <= config_.max_retries; ++attempt) {
     bool with_seed = send_seed_.load();
-    std::string body = request_body(config_, prompt, with_seed ? std::optional(seed) : std::nullopt).dump();
+    std::string body = request_body(config_, messages, with_seed ? std::optional(seed) : std::nullopt).dump();
     std::chrono::steady_clock::time_point started;  // once a slot is ours: waiting for one is no timeout
     httplib::Result result = [&] {
       Slot slot(*this);

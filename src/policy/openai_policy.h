@@ -1,9 +1,10 @@
 // policy/openai_policy.h — the policy that asks a language model: an OpenAI-compatible chat
 // completions endpoint (POST {base_url}/chat/completions), the one API that vLLM, SGLang,
 // llama.cpp's server and hosted services all speak. Each answer is its own request with `n: 1`
-// (llama.cpp ignores larger n), sent a few at a time; transient failures (connection, timeout,
-// 429, 5xx) are retried with backoff, and an answer that still fails carries `error` instead of
-// stopping the loop.
+// (llama.cpp ignores larger n), sent a few at a time; a request with a history (optimize --turns)
+// is sent as the chat it is: the prompt, then each earlier answer and the feedback on it.
+// Transient failures (connection, timeout, 429, 5xx) are retried with backoff, and an answer that
+// still fails carries `error` instead of stopping the loop.
 #pragma once
 
 #include <atomic>
@@ -14,6 +15,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "policy/policy.h"
 
@@ -53,14 +56,18 @@ class OpenAIPolicy : public Policy {
 
   std::string name() const override;  // "openai:<model>"
   std::vector<PolicyAnswer> answer(const PolicyRequest& request) override;
+  // Concurrently, still at most max_concurrency requests in flight over all of them.
+  std::vector<std::vector<PolicyAnswer>> answer_each(const std::vector<PolicyRequest>& requests) override;
   TokenAccounting accounting() const;
   // What to do about an answer's `error` from this policy: add /v1 to a base URL without it that
   // got 404, start a server that did not answer, else check the server and its configuration.
   std::string failure_hint(const std::string& error) const;
 
  private:
-  PolicyAnswer one_answer(const std::string& prompt, uint64_t seed);
-  PolicyAnswer attempt_until_done(const std::string& prompt, uint64_t seed, std::size_t& requests_sent);
+  // messages: the chat so far (chat_messages in the .cpp: the prompt, then each earlier turn's
+  // answer and feedback of PolicyRequest::history).
+  PolicyAnswer one_answer(const nlohmann::json& messages, uint64_t seed);
+  PolicyAnswer attempt_until_done(const nlohmann::json& messages, uint64_t seed, std::size_t& requests_sent);
 
   OpenAIConfig config_;
   std::string scheme_host_port_, path_;  // base_url split for the HTTP client

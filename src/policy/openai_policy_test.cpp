@@ -331,3 +331,43 @@ TEST(OpenAIPolicy, UnusableConfigurationsAreUsageErrors) {
 
 }  // namespace
 }  // namespace cudal1::policy
+
+namespace cudal1::policy {
+namespace {
+
+// optimize --turns: a request with a history is the chat so far (prompt, answer, feedback, ...),
+// and answer_each sends several such requests, each its own conversation, in order of the requests.
+TEST(OpenAIPolicy, AHistoryIsSentAsTheConversationAndEachRequestGetsItsOwn) {
+  std::mutex m;
+  std::vector<json> conversations;
+  FakeEndpoint server([&](const httplib::Request& req, httplib::Response& res) {
+    json messages = json::parse(req.body)["messages"];
+    {
+      std::lock_guard lock(m);
+      conversations.push_back(messages);
+    }
+    res.set_content(completion("revision after " + std::to_string(messages.size()) + " messages"), "application/json");
+  });
+  OpenAIPolicy policy(config_for(server));
+  PolicyRequest first = request_for(1), second = request_for(1);
+  second.history = {{"answer one", "m", "it did not compile", false, std::nullopt},
+                    {"answer two", "m", "0.90x, slower than 1.20x", true, 0.9}};
+  auto answers = policy.answer_each({first, second});
+  ASSERT_EQ(answers.size(), 2u);
+  ASSERT_EQ(answers[0].size(), 1u);
+  ASSERT_EQ(answers[1].size(), 1u);
+  EXPECT_EQ(answers[0][0].text, "revision after 1 messages");
+  EXPECT_EQ(answers[1][0].text, "revision after 5 messages");
+  ASSERT_EQ(conversations.size(), 2u);
+  const json& chat = conversations[0].size() == 5 ? conversations[0] : conversations[1];
+  std::vector<std::pair<std::string, std::string>> seen;
+  for (auto& msg : chat) seen.push_back({msg["role"], msg["content"]});
+  EXPECT_EQ(seen, (std::vector<std::pair<std::string, std::string>>{{"user", "make it fast"},
+                                                                    {"assistant", "answer one"},
+                                                                    {"user", "it did not compile"},
+                                                                    {"assistant", "answer two"},
+                                                                    {"user", "0.90x, slower than 1.20x"}}));
+}
+
+}  // namespace
+}  // namespace cudal1::policy

@@ -17,6 +17,16 @@
 
 namespace cudal1::policy {
 
+// One earlier turn of a slot's conversation (optimize --turns): the policy's answer and the
+// evaluator's feedback on it (rl/feedback.h), the message that follows the answer.
+struct Turn {
+  std::string answer;             // the assistant's text as it came
+  std::string label;              // that answer's PolicyAnswer::label
+  std::string feedback;           // the user message sent after it
+  bool accepted = false;          // the answer's verdict, for policies that do not read text
+  std::optional<double> speedup;  // its eager speedup, when accepted
+};
+
 struct PolicyRequest {
   std::string task_id;      // "level1/19_ReLU", a CUDA-L1 row name "level1/task19", or a file stem
   std::string task_path;    // the reference file
@@ -33,6 +43,10 @@ struct PolicyRequest {
   int count = 1;            // answers wanted: the group's size G
   int round = 0;
   uint64_t seed = 0;
+  // The slot's conversation so far, oldest first: empty on a slot's first turn. With a history
+  // the loop asks for one answer (count 1), the revision of the last one; a policy may ignore it
+  // (replay) and answer as on a first turn, or answer nothing to end the slot.
+  std::vector<Turn> history;
 };
 
 struct PolicyAnswer {
@@ -52,6 +66,14 @@ class Policy {
   // set has one kernel for the task). Never throws for one failed answer: that answer carries
   // `error`. Throws Error for a policy that cannot work at all (no endpoint configured, ...).
   virtual std::vector<PolicyAnswer> answer(const PolicyRequest& request) = 0;
+  // answer() for each request, in order: the loop's later turns ask one request per slot, each
+  // with its own conversation. One after another unless a policy can do better (the OpenAI
+  // policy sends them concurrently).
+  virtual std::vector<std::vector<PolicyAnswer>> answer_each(const std::vector<PolicyRequest>& requests) {
+    std::vector<std::vector<PolicyAnswer>> out;
+    for (auto& r : requests) out.push_back(answer(r));
+    return out;
+  }
   // The longest prompt this policy can take, counted its own way (a model's tokenizer and chat
   // template), when it has such a limit: the loop fits its prompts to the smaller of this and its
   // own budget. A prompt over a model's positions is otherwise answered with errors only.

@@ -87,8 +87,14 @@ std::string speedup_text(double s) {
 }  // namespace
 
 PromptTemplates PromptTemplates::load(const fs::path& dir) {
-  return {read_template(dir, "first_round.md"), read_template(dir, "contrastive.md"), read_template(dir, "exemplar.md"),
-          read_template(dir, "restrictions.md"), read_template(dir, "answer_format.md")};
+  PromptTemplates t{read_template(dir, "first_round.md"), read_template(dir, "contrastive.md"), read_template(dir, "exemplar.md"),
+                    read_template(dir, "restrictions.md"), read_template(dir, "answer_format.md"), ""};
+  t.feedback = read_template(fs::exists(dir / "feedback.md") ? dir : bundled_prompts_dir(), "feedback.md");
+  return t;
+}
+
+std::string fill_template(std::string text, const std::vector<std::pair<std::string, std::string>>& values) {
+  return fill(std::move(text), values);
 }
 
 fs::path bundled_prompts_dir() {

@@ -10,17 +10,24 @@
 #include <functional>
 #include <string>
 #include <vector>
+#include <utility>
 
 namespace cudal1::policy {
 
-// Template files: first_round.md, contrastive.md, exemplar.md, restrictions.md, answer_format.md.
-// Placeholders: {{task}} {{device}} {{reference}} {{exemplars}} {{restrictions}} {{answer_format}};
-// in exemplar.md {{index}} {{speedup}} {{code}}.
+// Template files: first_round.md, contrastive.md, exemplar.md, restrictions.md, answer_format.md,
+// feedback.md. Placeholders: {{task}} {{device}} {{reference}} {{exemplars}} {{restrictions}}
+// {{answer_format}}; in exemplar.md {{index}} {{speedup}} {{code}}; in feedback.md (the message
+// that follows an answer in optimize --turns, rl/feedback.h) {{feedback}} {{answer_format}}.
 struct PromptTemplates {
   std::string first_round, contrastive, exemplar, restrictions, answer_format;
-  // Reads the five files from `dir`; Error(input) naming a missing or unreadable one.
+  std::string feedback;
+  // Reads the files from `dir`; Error(input) naming a missing or unreadable one. feedback.md
+  // came later: a folder copied before it has none, and gets the bundled one.
   static PromptTemplates load(const std::filesystem::path& dir);
 };
+
+// Replaces every {{key}} of `text` with its value; a placeholder not in `values` stays.
+std::string fill_template(std::string text, const std::vector<std::pair<std::string, std::string>>& values);
 
 // $CUDAL1_PROMPTS_DIR, else the source tree's prompts/ (the build embeds its path).
 std::filesystem::path bundled_prompts_dir();

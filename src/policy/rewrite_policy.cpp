@@ -44,20 +44,23 @@ struct Plan {
 Plan plan(const PolicyRequest& request, Combination applicable, const std::set<Combination>& proposed) {
   Plan p;
   std::set<Combination> tried = proposed;
-  for (std::size_t i = 0; i < request.exemplars.size(); ++i) {
-    std::optional<Combination> c = exemplar_combination(request, i);
-    if (!c) continue;
-    tried.insert(*c);
-    double speedup = request.exemplars[i].speedup;
+  auto credit = [&](Combination c, double speedup) {
+    tried.insert(c);
     bool failed = !(speedup > 0) || !std::isfinite(speedup);
     for (Rewrite r : kAllRewrites) {
-      if (!c->has(r)) continue;
+      if (!c.has(r)) continue;
       Evidence& e = p.evidence[static_cast<unsigned>(r)];
       ++e.variants;
       e.not_slower += !failed && speedup >= 1.0;
       e.log_speedup_sum += std::log(failed ? kFailedSpeedup : speedup);
     }
-  }
+  };
+  for (std::size_t i = 0; i < request.exemplars.size(); ++i)
+    if (std::optional<Combination> c = exemplar_combination(request, i)) credit(*c, request.exemplars[i].speedup);
+  // The slot's earlier turns (optimize --turns): a failed or slower answer is evidence against
+  // its rewrites, so the revision is the next combination in the order below without them.
+  for (const Turn& t : request.history)
+    if (std::optional<Combination> c = parse_combination_label(t.label)) credit(*c, t.accepted ? t.speedup.value_or(0) : 0);
   struct Ranked {
     Combination c;
     bool several;

@@ -17,6 +17,9 @@
 //    to every member rewrite; a failed exemplar (speedup not above 0) counts as kFailedSpeedup.
 //    A rewrite's score is the mean over the exemplars that contain it (0 with none). A rewrite
 //    is blocked when it has exemplars and every one of them failed or was slower than 1.0.
+//    The slot's earlier turns (PolicyRequest::history, optimize --turns) count as exemplars by
+//    their labels and verdicts: after a failed answer, the revision is the next combination in
+//    the order below, none holding a rewrite that only ever failed.
 // 3. Left out: combinations already tried (named by an exemplar, or proposed earlier by this
 //    object for the same task) and combinations holding a blocked rewrite.
 // 4. Order: single rewrites first (attribution: each rewrite measured alone), then combinations;

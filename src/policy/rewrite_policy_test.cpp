@@ -643,3 +643,25 @@ TEST(RewritePolicy, OnTheCpuOnlyRewritesThatCanWorkThereAreProposed) {
   EXPECT_EQ(on("cuda:1").size(), allowed_combinations(kConvTask).size());
   EXPECT_EQ(on("").size(), allowed_combinations(kConvTask).size());
 }
+
+// optimize --turns: a revision request carries the slot's earlier answers with their verdicts. A
+// failed answer's rewrite is evidence against it, so the revision is the next combination in the
+// policy's order that holds none of the failed rewrites, not the failed one again.
+TEST(RewritePolicy, AfterAFailedTurnTheRevisionIsTheNextCombinationWithoutIt) {
+  PolicyRequest request = request_for("conv", kConvTask, 1);
+  request.history = {{"## Code Implementation ...", "compile", "Status: runtime_error (not accepted)", false, std::nullopt}};
+  RewritePolicy policy;
+  auto revised = labels_of(policy.answer(request));
+  ASSERT_EQ(revised.size(), 1u);
+  EXPECT_FALSE(contains(revised[0], Rewrite::compile)) << revised[0] << ": compile just failed";
+  // Without the history, this fresh policy's first choice for the same seed is another single rewrite.
+  PolicyRequest fresh = request_for("conv", kConvTask, 6);
+  auto singles = labels_of(RewritePolicy().answer(fresh));
+  EXPECT_TRUE(std::find(singles.begin(), singles.end(), revised[0]) != singles.end()) << revised[0];
+  // A second failure blocks that one too: the third turn holds neither.
+  request.history.push_back({"...", revised[0], "Status: incorrect (not accepted)", false, std::nullopt});
+  auto third = labels_of(policy.answer(request));
+  ASSERT_EQ(third.size(), 1u);
+  EXPECT_FALSE(contains(third[0], Rewrite::compile)) << third[0];
+  EXPECT_FALSE(parse_combination_label(third[0])->contains_all(*parse_combination_label(revised[0]))) << third[0];
+}

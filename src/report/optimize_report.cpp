@@ -38,14 +38,18 @@ std::string tasks_table(const json& tasks) {
   std::string out = "<section id=\"tasks\"><h2>Tasks</h2><div class=\"wide\"><table class=\"sortable\"><thead><tr>"
                     "<th>task</th><th>rounds</th><th>tried</th><th>evaluated</th><th>correct</th><th>hacks</th><th>best vs eager</th>";
   for (auto& b : baselines) out += "<th>vs " + text(b, 60) + "</th>";
-  out += "<th>best (label)</th><th>stopped</th></tr></thead><tbody>";
+  out += "<th>best (label)</th><th>best file</th><th>stopped</th></tr></thead><tbody>";
   for (auto& t : tasks) {
     out += "<tr><td>" + text(field(t, "task")) + "</td>";
     for (const char* k : {"rounds", "tried", "evaluated", "correct", "hacks"})
       out += "<td class=\"num\">" + std::to_string(int(number(t, k).value_or(0))) + "</td>";
     out += speed_cell(number(t, "best_speedup"));
     for (auto& b : baselines) out += speed_cell(t.contains("best_speedups") ? number(t["best_speedups"], b.c_str()) : std::nullopt);
-    out += "<td>" + text(field(t, "best_label"), 120) + "</td><td>" +
+    out += "<td>" + text(field(t, "best_label"), 120) + "</td>";
+    // best/ holds a file only for an answer that beat the reference by more than the noise.
+    std::string note = field(t, "best_note");
+    out += "<td>" + (t.contains("best_file") ? format_speedup(number(t, "best_file_speedup").value_or(0)) : std::string("none")) +
+           (note.empty() ? "" : "<br><small>" + text(note, 200) + "</small>") + "</td><td>" +
            (t.value("stopped_early", false) ? "early" : "-") + "</td></tr>";
   }
   return out + "</tbody></table></div></section>\n";
@@ -53,11 +57,22 @@ std::string tasks_table(const json& tasks) {
 
 // One task's rounds, from its samples in order.
 std::string rounds_table(const std::string& task, const std::vector<const RlSample*>& rows) {
-  struct Round { int answers = 0, accepted = 0; double reward = 0; std::optional<double> best; std::map<std::string, int> outcomes; };
+  struct Round {
+    int answers = 0, accepted = 0, revisions = 0, revised_accepted = 0;
+    double reward = 0;
+    std::optional<double> best;
+    std::map<std::string, int> outcomes;
+  };
   std::map<int, Round> rounds;
+  bool turns = false;  // optimize --turns: some answers revise earlier ones
   for (auto* x : rows) {
     Round& r = rounds[x->round];
     ++r.answers;
+    if (x->turn > 0) {
+      turns = true;
+      ++r.revisions;
+      r.revised_accepted += x->accepted;
+    }
     r.accepted += x->accepted;
     r.reward += x->reward;
     if (x->speedup && (!r.best || *x->speedup > *r.best)) r.best = x->speedup;
@@ -65,7 +80,8 @@ std::string rounds_table(const std::string& task, const std::vector<const RlSamp
     else if (!x->status.empty() && !x->accepted) ++r.outcomes[x->status];
     else if (x->status.empty()) ++r.outcomes["evaluation failed"];  // its error says why
   }
-  std::string out = "<h3>" + text(task) + "</h3><table><thead><tr><th>round</th><th>answers</th><th>accepted</th>"
+  std::string out = "<h3>" + text(task) + "</h3><table><thead><tr><th>round</th><th>answers</th><th>accepted</th>" +
+                    std::string(turns ? "<th>revisions (accepted)</th>" : "") +
                     "<th>best of round</th><th>best so far</th><th>mean reward</th><th>not accepted</th></tr></thead><tbody>";
   std::optional<double> so_far;
   for (auto& [n, r] : rounds) {
@@ -75,7 +91,9 @@ std::string rounds_table(const std::string& task, const std::vector<const RlSamp
     char mean[32];
     std::snprintf(mean, sizeof mean, "%+.2f", r.reward / std::max(1, r.answers));
     out += "<tr><td class=\"num\">" + std::to_string(n) + "</td><td class=\"num\">" + std::to_string(r.answers) +
-           "</td><td class=\"num\">" + std::to_string(r.accepted) + "</td>" + speed_cell(r.best) + speed_cell(so_far) +
+           "</td><td class=\"num\">" + std::to_string(r.accepted) + "</td>" +
+           (turns ? "<td class=\"num\">" + std::to_string(r.revisions) + " (" + std::to_string(r.revised_accepted) + ")</td>" : "") +
+           speed_cell(r.best) + speed_cell(so_far) +
            "<td class=\"num\">" + mean + "</td><td>" + (failed.empty() ? "-" : failed) + "</td></tr>";
   }
   return out + "</tbody></table>";

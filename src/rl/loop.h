@@ -7,9 +7,16 @@
 // (rl/reward.h): the eager speedup when accepted, 0 on any failure, a penalty on a caught hack;
 // normalised over a rolling window and clipped; GRPO advantages within the group. Every answer
 // lands in the store (rl_samples) and in RUN_DIR/samples.jsonl for trainers. The best accepted
-// file per task is kept in RUN_DIR/best/. A task stops after `patience` rounds without a better
+// file per task that beats the reference by more than the noise (rl/best_rule.h) is kept in
+// RUN_DIR/best/; with none, the reference stands and the outcome says so. A task stops after `patience` rounds without a better
 // best. A run resumes at each task's first round without samples; evaluations already in the
 // store are not repeated, so nothing accepted is lost to a crash or Ctrl-C.
+//
+// Multi-turn refinement (LoopConfig::turns > 1): after each answer the policy is sent the
+// evaluator's feedback on it in the same conversation and revises, up to `turns` answers per slot;
+// a slot stops early once its answer beats the reference beyond the noise and the task's best
+// before that turn, or when no answer comes.
+// Every turn is evaluated and stored as its own sample (RlSample::turn, the slot kept).
 #pragma once
 
 #include <cstdint>
@@ -31,6 +38,10 @@
 
 namespace cudal1::rl {
 
+// The discount of later turns' rewards in a turn's return (samples.jsonl `return`).
+inline constexpr double kDefaultGamma = 0.9;
+inline constexpr int kMaxTurns = 8;
+
 struct LoopTask {
   std::string id;                // "level1/19_ReLU", or the file's stem
   std::filesystem::path path;    // the KernelBench reference file
@@ -41,6 +52,10 @@ struct LoopConfig {
   std::filesystem::path run_dir;     // best/, candidates/, samples.jsonl
   int rounds = 8, group = 4;         // at most `rounds` rounds of `group` answers per task
   int patience = 3;                  // rounds without a better best before a task stops
+  // optimize --turns: each slot's answer is revised up to `turns` times in one conversation, the
+  // policy told the evaluator's feedback (rl/feedback.h) after each; 1 is one answer per slot.
+  int turns = 1;
+  double gamma = kDefaultGamma;      // discount of samples.jsonl's per-turn `return`
   uint64_t seed = 1;
   SamplerConfig sampler;
   RewardConfig reward;
@@ -60,7 +75,7 @@ struct LoopProgress {
   std::size_t jobs_accepted = 0;            // of jobs_done
   int tried = 0, correct = 0;               // answers so far and the accepted ones
   std::size_t with_best = 0;                // tasks with an accepted file
-  std::size_t improved = 0;                 // tasks whose best beats their start (TaskOutcome::improved)
+  std::size_t improved = 0;                 // tasks whose best file beats their start (TaskOutcome::improved)
   std::optional<double> best_geomean;       // geometric mean of the with_best tasks' best eager speedups
   std::string task;                         // the task last asked or evaluated
   std::string stage;                        // "asking", "evaluating", "round done"
@@ -76,16 +91,23 @@ struct TaskOutcome {
   std::string id;
   int rounds = 0, tried = 0, evaluated = 0, correct = 0, hacks = 0;  // each file once a round
   std::optional<double> best;                   // eager speedup of the best accepted file
-  // What a best must beat to be an improvement: eager (1.0), or the fastest accepted file the
+  // What a best file must beat to be an improvement: eager (1.0), or the fastest accepted file the
   // store knew for the task before the run began, if faster.
   double start = 1.0;
   nlohmann::json best_speedups = nlohmann::json::object();  // that file's speedup against every baseline measured
   nlohmann::json flags = nlohmann::json::object();          // flag id -> answers of this run that raised it
   nlohmann::json failures = nlohmann::json::object();       // LoopFailure message -> answers of this run
   std::string best_label;
+  // RUN_DIR/best/<task>.py, written only for an accepted answer that beats the reference by more
+  // than the noise (rl/best_rule.h); empty when none did, and best_note says why.
   std::filesystem::path best_file;
+  std::optional<double> best_file_speedup;      // that file's eager speedup
+  std::string best_note;                        // why best/ has no file for the task, or not the fastest answer
+
   bool stopped_early = false;
-  bool improved() const { return best && *best > start; }
+  // Improved: the run left a best file (one that beats the reference beyond the noise) faster
+  // than `start`; a faster answer within the noise is no improvement a user can take.
+  bool improved() const { return best_file_speedup && *best_file_speedup > start; }
   nlohmann::json to_json() const;
 };
 
@@ -109,8 +131,15 @@ struct AllFailed {
 };
 std::optional<AllFailed> all_failed(const std::vector<RlSample>& samples);
 
+// Each sample's discounted return within its slot's trajectory (its round and slot, over turns):
+// sum over the slot's turns j >= t of gamma^(j - t) * reward_j, with the normalised `reward`
+// trainers read. A slot of one turn returns its reward. Same order as `samples`.
+std::vector<double> discounted_returns(const std::vector<RlSample>& samples, double gamma);
+
 // RUN_DIR/samples.jsonl from the store: one line per answer (prompt, completion, reward,
-// advantage, verdict, and the error when it has no verdict), in the order written. Returns the lines written.
-std::size_t export_samples(Store& store, const std::string& run, const std::filesystem::path& file);
+// advantage, verdict, and the error when it has no verdict; its `turn`, the `return` above, and
+// the `feedback` it was sent when a later turn was asked), in the order written. Returns the
+// lines written.
+std::size_t export_samples(Store& store, const std::string& run, const std::filesystem::path& file, double gamma = kDefaultGamma);
 
 }  // namespace cudal1::rl

@@ -9,11 +9,13 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <mutex>
 
 #include "core/hash.h"
 #include "core/paths.h"
 #include "evaluator/fixture_cases.h"
 #include "policy/replay_policy.h"
+#include "rl/best_rule.h"
 #ifdef CUDAL1_HAVE_HTTP
 #include "policy/fake_chat_server.h"
 #include "policy/openai_policy.h"
@@ -106,7 +108,19 @@ TEST(Loop, ARoundIsStoredScoredAndExportedAndTheBestFileKept) {
   ASSERT_TRUE(out[0].best);
   EXPECT_GT(*out[0].best, 0.0);
   EXPECT_EQ(out[0].best_label, "ok");
-  EXPECT_EQ(read_file(out[0].best_file), read_file(fixtures_dir() / "candidates" / "ok_scale_add_alpha.py"));
+  // The fused add may or may not beat the reference on this CPU: best/ gets the file exactly when
+  // it beats it by more than the noise (rl/best_rule.h), and the outcome says why when it does not.
+  std::string code = read_file(fixtures_dir() / "candidates" / "ok_scale_add_alpha.py");
+  std::optional<EvalResult> judged = run.store.find(sha256_hex(read_file(run.tasks[0].path)), sha256_hex(code),
+                                                    run.config.eval.protocol_key(), "cpu");
+  ASSERT_TRUE(judged);
+  if (rl::beats_reference(*judged)) {
+    EXPECT_EQ(read_file(out[0].best_file), code);
+  } else {
+    EXPECT_TRUE(out[0].best_file.empty());
+    EXPECT_FALSE(fs::exists(run.config.run_dir / "best" / "scale_add.py"));
+    EXPECT_NE(out[0].best_note.find("the reference stands"), std::string::npos) << out[0].best_note;
+  }
 
   auto rows = run.store.run_samples("test");
   ASSERT_EQ(rows.size(), 3u);
@@ -390,6 +404,78 @@ TEST(Loop, AResumedReplayGoesOnWhereTheStoppedOneWas) {
 // request's seed (the round's seed plus the answer's slot) picks what the server does, so retries
 // and the order requests arrive in do not matter: a good file, a wrong one slowly, a body that is
 // not JSON, a server error every time, an answer cut off at the token limit.
+// optimize --turns 2 through real HTTP and real CPU evaluations: the model's first answer does
+// not compile; the second request is the same chat with that answer and the evaluator's feedback
+// (its status) after it, and the model answers a correct file. Both turns are samples of slot 0,
+// and samples.jsonl gives each its discounted return.
+TEST(Loop, AModelRevisesAFailedAnswerFromTheEvaluatorsFeedback) {
+  LoopRun run;
+  run.config.rounds = 1;
+  run.config.group = 1;
+  run.config.turns = 2;
+  run.config.gamma = 0.9;
+  auto cand = [](const char* f) { return read_file(fixtures_dir() / "candidates" / f); };
+  const std::string broken = answer_with(
+      "import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n    def __init__(self, scale):\n"
+      "        super().__init__()\n        self.scale = scale\n\n    def forward(self, x, y)\n        return x * self.scale + y\n");
+  const std::string good = answer_with(cand("ok_scale_add_alpha.py"));
+  std::mutex m;
+  std::vector<nlohmann::json> conversations;
+  policy::FakeEndpoint server([&](const httplib::Request& req, httplib::Response& res) {
+    auto messages = nlohmann::json::parse(req.body)["messages"];
+    std::lock_guard lock(m);
+    conversations.push_back(messages);
+    res.set_content(policy::completion(messages.size() == 1 ? broken : good), "application/json");
+  });
+  policy::OpenAIConfig cfg;
+  cfg.base_url = server.base_url();
+  cfg.model = "scripted-model";
+  cfg.timeout_s = 10;
+  policy::OpenAIPolicy chat(cfg);
+  auto out = rl::run_loop(run.tasks, chat, run.store, run.config);
+
+  ASSERT_EQ(conversations.size(), 2u);
+  const nlohmann::json& second = conversations[1];
+  ASSERT_EQ(second.size(), 3u) << second.dump();
+  EXPECT_EQ(second[0]["role"], "user");
+  EXPECT_EQ(second[0]["content"], conversations[0][0]["content"]) << "the same first prompt";
+  EXPECT_EQ(second[1]["role"], "assistant");
+  EXPECT_EQ(second[1]["content"], broken);
+  EXPECT_EQ(second[2]["role"], "user");
+  EXPECT_NE(second[2]["content"].get<std::string>().find("Status: compile_error (not accepted)"), std::string::npos)
+      << second[2]["content"];
+
+  auto rows = run.store.run_samples("test");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].turn, 0);
+  EXPECT_EQ(rows[0].slot, 0);
+  EXPECT_EQ(rows[0].status, "compile_error");
+  EXPECT_FALSE(rows[0].accepted);
+  EXPECT_EQ(rows[0].feedback, second[2]["content"]);
+  EXPECT_EQ(rows[1].turn, 1);
+  EXPECT_EQ(rows[1].slot, 0);
+  EXPECT_EQ(rows[1].status, "ok");
+  EXPECT_TRUE(rows[1].accepted);
+  EXPECT_EQ(out[0].tried, 2);
+  EXPECT_EQ(out[0].correct, 1);
+
+  // Rewards over the run so far: 0 is the first, with no spread yet, normalised to 0; the accepted
+  // one's speedup against [0, s] is one standard deviation above the mean, 1.0. Returns with
+  // gamma 0.9: turn 0 gets 0 + 0.9 * 1.0, turn 1 its own 1.0.
+  auto lines = exported(run);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0]["turn"], 0);
+  EXPECT_EQ(lines[1]["turn"], 1);
+  EXPECT_EQ(lines[0]["slot"], 0);
+  EXPECT_EQ(lines[1]["slot"], 0);
+  EXPECT_EQ(lines[0]["verdict"]["status"], "compile_error");
+  EXPECT_EQ(lines[1]["verdict"]["accepted"], true);
+  EXPECT_DOUBLE_EQ(lines[0]["reward"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(lines[1]["reward"].get<double>(), 1.0);
+  EXPECT_NEAR(lines[0]["return"].get<double>(), 0.9, 1e-12);
+  EXPECT_NEAR(lines[1]["return"].get<double>(), 1.0, 1e-12);
+}
+
 TEST(Loop, AnOpenAICompatibleServerDrivesTheLoopThroughItsFailures) {
   LoopRun run;
   run.config.rounds = 1;

@@ -137,3 +137,24 @@ TEST(SftDataset, ContrastiveCopiesShowOnlySlowerFilesOfTheSameTask) {
   }
   fs::remove_all(dir);
 }
+
+// optimize --turns stores a slot's revisions as samples of the same slot, one per turn: the SFT
+// set reads them like any answers, the accepted revision included with the slot's first prompt.
+TEST(SftDataset, AMultiTurnRunsRevisionsAreRead) {
+  fs::path dir = make_private_dir("cudal1-sft-test");
+  {
+    Store store(dir / "store.db");
+    RlSample failed = answer("r", "a", "openai:m", "broken", std::nullopt, 0);
+    failed.status = "compile_error";
+    failed.feedback = "Status: compile_error (not accepted)";
+    RlSample revised = answer("r", "a", "openai:m", "fixed", 1.4, 0);
+    revised.turn = 1;
+    store.save_round({failed, revised});
+    auto all = rl::select_sft_examples(store, {"r"});
+    ASSERT_EQ(all.size(), 1u);
+    EXPECT_EQ(all[0].candidate_hash, "fixed");
+    EXPECT_EQ(all[0].prompt, "optimise a");
+    EXPECT_DOUBLE_EQ(all[0].speedup, 1.4);
+  }
+  fs::remove_all(dir);
+}

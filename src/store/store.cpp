@@ -70,7 +70,9 @@ CREATE TABLE IF NOT EXISTS rl_samples (
   completion_tokens INTEGER NOT NULL,
   exemplars_json    TEXT NOT NULL DEFAULT '[]',
   error             TEXT NOT NULL DEFAULT '',
-  UNIQUE (run, task_id, round, slot)
+  turn              INTEGER NOT NULL DEFAULT 0,
+  feedback          TEXT NOT NULL DEFAULT '',
+  UNIQUE (run, task_id, round, slot, turn)
 );
 -- A round's answers as the policy gave them (rl/loop.cpp), kept from the moment they came until the
 -- round's samples are written: a run stopped mid-round is not asked again on resume; the same
@@ -178,6 +180,23 @@ Store::Store(const std::filesystem::path& path)
     // Stores made before samples said why an answer has no verdict: old rows say nothing.
     SQLite::Statement errors(*db_, "SELECT 1 FROM pragma_table_info('rl_samples') WHERE name = 'error'");
     if (!errors.executeStep()) db_->exec("ALTER TABLE rl_samples ADD COLUMN error TEXT NOT NULL DEFAULT ''");
+    // Stores made before multi-turn refinement (optimize --turns): every old row is turn 0, and the
+    // key gains the turn. SQLite cannot change a table's UNIQUE constraint in place, so the table
+    // is renamed, made anew by the schema, filled from the old one (ids kept: the order written)
+    // and the old one dropped, all in one transaction.
+    SQLite::Statement turns(*db_, "SELECT 1 FROM pragma_table_info('rl_samples') WHERE name = 'turn'");
+    if (!turns.executeStep()) {
+      cols.reset(), errors.reset();  // a statement still reading the table would lock it against the drop
+      SQLite::Transaction tx(*db_);
+      db_->exec("ALTER TABLE rl_samples RENAME TO rl_samples_before_turns");
+      db_->exec(kSchema);
+      const char* cols = "id, created_at, run, task_id, task_hash, round, slot, policy, label, prompt, completion, outcome, "
+                         "candidate_hash, status, accepted, speedup, raw_reward, reward, advantage, prompt_tokens, "
+                         "completion_tokens, exemplars_json, error";
+      db_->exec(std::string("INSERT INTO rl_samples (") + cols + ") SELECT " + cols + " FROM rl_samples_before_turns");
+      db_->exec("DROP TABLE rl_samples_before_turns");
+      tx.commit();
+    }
     // Stores made before rows were sealed: their rows stay, unsealed, and are never answered.
     SQLite::Statement sealed(*db_, "SELECT 1 FROM pragma_table_info('evaluations') WHERE name = 'seal'");
     if (!sealed.executeStep()) db_->exec("ALTER TABLE evaluations ADD COLUMN seal TEXT");
@@ -356,8 +375,8 @@ void Store::save_round(const std::vector<RlSample>& samples) {
     SQLite::Statement ins(*db_, R"sql(
       INSERT INTO rl_samples (run, task_id, task_hash, round, slot, policy, label, prompt, completion,
         outcome, candidate_hash, status, accepted, speedup, raw_reward, reward, advantage,
-        prompt_tokens, completion_tokens, exemplars_json, error)
-      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21))sql");
+        prompt_tokens, completion_tokens, exemplars_json, error, turn, feedback)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23))sql");
     for (auto& x : samples) {
       ins.bind(1, x.run), ins.bind(2, x.task_id), ins.bind(3, x.task_hash), ins.bind(4, x.round), ins.bind(5, x.slot);
       ins.bind(6, x.policy), ins.bind(7, x.label), ins.bind(8, x.prompt), ins.bind(9, x.completion);
@@ -369,6 +388,7 @@ void Store::save_round(const std::vector<RlSample>& samples) {
       ins.bind(15, x.raw_reward), ins.bind(16, x.reward), ins.bind(17, x.advantage);
       ins.bind(18, int64_t(x.prompt_tokens)), ins.bind(19, int64_t(x.completion_tokens));
       ins.bind(20, x.exemplars.dump()), ins.bind(21, x.error);
+      ins.bind(22, x.turn), ins.bind(23, x.feedback);
       ins.exec();
       ins.reset();
     }
@@ -411,7 +431,7 @@ std::vector<RlSample> Store::run_samples(const std::string& run, const std::stri
     SQLite::Statement q(*db_, R"sql(
       SELECT run, task_id, task_hash, round, slot, policy, label, prompt, completion, outcome,
         candidate_hash, status, accepted, speedup, raw_reward, reward, advantage, prompt_tokens,
-        completion_tokens, exemplars_json, error FROM rl_samples WHERE (?1 = '' OR run = ?1) AND (?2 = '' OR task_id = ?2)
+        completion_tokens, exemplars_json, error, turn, feedback FROM rl_samples WHERE (?1 = '' OR run = ?1) AND (?2 = '' OR task_id = ?2)
       ORDER BY id)sql");
     q.bind(1, run);
     q.bind(2, task_id);
@@ -429,6 +449,7 @@ std::vector<RlSample> Store::run_samples(const std::string& run, const std::stri
       x.prompt_tokens = std::size_t(q.getColumn(17).getInt64()), x.completion_tokens = std::size_t(q.getColumn(18).getInt64());
       x.exemplars = nlohmann::json::parse(text(19), nullptr, false);
       x.error = text(20);
+      x.turn = q.getColumn(21).getInt(), x.feedback = text(22);
       out.push_back(std::move(x));
     }
     return out;

@@ -31,6 +31,11 @@ namespace cudal1 {
 struct RlSample {
   std::string run, task_id, task_hash;
   int round = 0, slot = 0;
+  // optimize --turns: the answer's turn in its slot's conversation (0-based; the slot stays the
+  // same across turns) and the evaluator's feedback the policy was sent on it (rl/feedback.h),
+  // empty when no later turn was asked. `prompt` is the slot's first prompt on every turn.
+  int turn = 0;
+  std::string feedback;
   std::string policy, label, prompt, completion;
   std::string outcome;          // the response outcome (policy/response.h), or "policy_error"
   std::string candidate_hash;   // empty when nothing was evaluated

@@ -272,3 +272,40 @@ TEST(Store, ASampleKeepsItsErrorAndAnOlderStoreGainsTheColumn) {
   EXPECT_EQ(rows[0].error, "");
   EXPECT_EQ(rows[1].error, x.error);
 }
+
+// A store from before multi-turn refinement keys samples by (run, task, round, slot): it opens
+// with its rows as turn 0, in the order written, and takes several turns of one slot.
+TEST(Store, AnOlderStoreTakesTurnsOfOneSlot) {
+  TempStore t;
+  std::filesystem::create_directories(t.dir);
+  {
+    SQLite::Database raw(t.db.string(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    raw.exec(R"sql(CREATE TABLE rl_samples (
+      id INTEGER PRIMARY KEY, created_at TEXT NOT NULL DEFAULT 'then', run TEXT NOT NULL, task_id TEXT NOT NULL,
+      task_hash TEXT NOT NULL, round INTEGER NOT NULL, slot INTEGER NOT NULL, policy TEXT NOT NULL, label TEXT,
+      prompt TEXT NOT NULL, completion TEXT NOT NULL, outcome TEXT NOT NULL, candidate_hash TEXT, status TEXT,
+      accepted INTEGER NOT NULL, speedup REAL, raw_reward REAL NOT NULL, reward REAL NOT NULL, advantage REAL NOT NULL,
+      prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, exemplars_json TEXT NOT NULL DEFAULT '[]',
+      error TEXT NOT NULL DEFAULT '', UNIQUE (run, task_id, round, slot)))sql");
+    raw.exec("INSERT INTO rl_samples (run, task_id, task_hash, round, slot, policy, prompt, completion, outcome, accepted, "
+             "raw_reward, reward, advantage, prompt_tokens, completion_tokens) VALUES "
+             "('r', 'task', 't', 1, 0, 'old', 'p', 'c', 'ok', 0, 0, 0, 0, 1, 2)");
+  }
+  Store store(t.db);
+  RlSample x;
+  x.run = "r", x.task_id = "task", x.task_hash = "t", x.round = 2, x.slot = 0, x.policy = "new", x.prompt = "p";
+  x.outcome = "ok", x.feedback = "status: compile_error";
+  RlSample y = x;
+  y.turn = 1, y.feedback = "";
+  store.save_round({x, y});
+  auto rows = store.run_samples("r");
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].policy, "old");
+  EXPECT_EQ(rows[0].turn, 0);
+  EXPECT_EQ(rows[0].completion_tokens, 2u);
+  EXPECT_EQ(rows[1].turn, 0);
+  EXPECT_EQ(rows[1].feedback, "status: compile_error");
+  EXPECT_EQ(rows[2].turn, 1);
+  EXPECT_EQ(rows[2].slot, 0);
+  EXPECT_THROW(store.save_round({y}), Error) << "a turn is stored once";
+}
