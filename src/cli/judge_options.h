@@ -1,5 +1,5 @@
-// cli/judge_options: `cudal1 optimize`'s judge (judge/judge.h): --judge-url, --judge-model,
-// --judge-mode, --judge-k, --judge-threshold.
+// cli/judge_options: the judge of `cudal1 optimize` and `train selfsup|crl` (judge/judge.h):
+// --judge-url, --judge-model, --judge-mode, --judge-k, --judge-threshold.
 #pragma once
 
 #include <optional>

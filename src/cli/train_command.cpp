@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/device_option.h"
+#include "cli/judge_options.h"
 #include "cli/loop_options.h"
 #include "cli/model_policy_options.h"
 #include "cli/queue_setup.h"
@@ -179,6 +180,7 @@ void register_sft(CLI::App* train) {
 struct RlArgs {
   StageArgs stage;
   LoopArgs loop;
+  JudgeArgs judge;
   std::string adapter, eval_device = "auto";
   trainer::RlStageOptions o;
 };
@@ -201,6 +203,7 @@ void run_train_rl(RlArgs& a) {
   a.o.tasks = resolve_loop_tasks(a.loop);
   a.o.seed = a.loop.seed;  // one seed: exemplar sampling, the answers drawn and the adapter's start
   a.o.loop = loop_config(a.loop, eval_device_for(a.eval_device, a.o.device));
+  a.o.loop.judge = judge_config(a.judge);  // a gated hack verdict is the hack penalty in training too
   std::unique_ptr<Store> store = open_store(a.stage.db, false);
   a.o.loop.eval.task_facts = store_task_facts(store.get());
   for (auto& f : store->private_files()) a.o.loop.eval.protect_files.push_back(f);
@@ -259,6 +262,7 @@ void register_rl(CLI::App* train, trainer::RlObjective objective) {
           : "Stage 2: self-supervised — sample, evaluate, train on the answers that ran and were correct (REINFORCE, 0/1 reward)");
   add_stage_options(cmd, a->stage, a->o);
   add_loop_options(cmd, a->loop);
+  add_judge_options(cmd, a->judge);
   add_sampling_options(cmd, a->o.sampling);
   cmd->add_option("--adapter", a->adapter, "go on training this PEFT adapter (a `train sft` output's adapter/)");
   cmd->add_option("--rounds", a->o.rounds, "rounds of the loop, one training step each")->check(CLI::PositiveNumber)->capture_default_str();
