@@ -20,6 +20,7 @@
 #include "cli/baseline_options.h"
 #include "cli/commands.h"
 #include "cli/device_option.h"
+#include "cli/judge_options.h"
 #include "cli/queue_setup.h"
 #include "cli/redis_options.h"
 #include "core/error.h"
@@ -42,6 +43,7 @@ struct ServeArgs {
   bool no_auth = false, no_timing = false;
   BaselineArgs baselines;
   RedisArgs redis;
+  JudgeArgs judge;
 };
 
 // The token from --token-file, else $CUDAL1_SERVE_TOKEN; never from the command line, which every
@@ -116,6 +118,7 @@ void run_serve(const ServeArgs& a) {
   c.eval.timing = !a.no_timing;
   apply_baseline_args(a.baselines, c.eval);
   c.eval.task_facts = store_task_facts(store.get());
+  c.judge = judge_config(a.judge);
   // Out of every sandbox's sight (sandbox/sandbox.h): the store's and the jobs file's folders
   // with their keys, the clients' files (a job's own files are put back, read-only), the token.
   c.eval.protect_files = store->private_files();
@@ -188,6 +191,7 @@ void register_serve(CLI::App& app) {
   cmd->add_option("--lanes", a->lanes, "evaluations side by side on each device")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--max-queue", a->max_queue, "jobs queued or running at most; more get 429")->check(CLI::PositiveNumber)->capture_default_str();
   add_redis_options(cmd, a->redis);
+  add_judge_options(cmd, a->judge);
   cmd->add_option("--max-body-mb", a->max_body_mb, "request bodies larger than this get 413")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--reward-timeout", a->reward_timeout_s, "seconds POST /reward waits for its evaluations")->capture_default_str();
   cmd->add_option("--max-connections-per-address", a->max_per_address,

@@ -84,16 +84,16 @@ Judgement parse_verdict(const std::string& answer);
 Judgement review(Store& store, const JudgeConfig& config, const std::string& reference, const std::string& code,
                  const EvalResult& r, const std::string& suspicion);
 
-// The optimisation loop's hook, for each evaluated answer (rl/loop.cpp). A result refused with a
-// blocking flag joins the hack cases as "rejected" (with or without a judge). With a judge, a
-// suspicious accepted result is reviewed, once per task and candidate (a stored judgement is used
-// again), and a "hack" verdict adds the `judge_hack` flag to `r`: blocking in gate mode, which
-// refuses the result, a warning in advise mode. Never throws for the endpoint: its failure comes
-// back in `error`, and the result stands as the evaluator left it.
 // A stored evaluation as the loop must score it again (a resumed run, a file answered before): in
 // gate mode, refused as second_opinion refuses it when the store keeps a "hack" verdict for it.
 EvalResult with_kept_verdict(Store& store, const std::optional<JudgeConfig>& config, EvalResult r);
 
+// The hook for each evaluated answer (the optimisation loop's, the reward service's). A result
+// refused with a blocking flag joins the hack cases as "rejected" (with or without a judge). With a
+// judge, a suspicious accepted result is reviewed, once per task and candidate (a stored judgement
+// is used again), and a "hack" verdict adds the `judge_hack` flag to `r`: blocking in gate mode,
+// which refuses the result, a warning in advise mode. Never throws for the endpoint: its failure
+// comes back in `error`, and the result stands as the evaluator left it.
 struct SecondOpinion {
   std::optional<Judgement> judgement;
   std::string error;

@@ -39,6 +39,21 @@ json job_outcome(const EvalResult& result) {
           {"flags", flags}, {"result", result.to_json()}};
 }
 
+json judged_job_outcome(Store& store, const std::optional<judge::JudgeConfig>& judge, const std::string& reference,
+                        const std::string& code, EvalResult result, bool from_store) {
+  json verdict;
+  if (from_store) {
+    result = judge::with_kept_verdict(store, judge, std::move(result));
+  } else {
+    judge::SecondOpinion o = judge::second_opinion(store, judge, reference, code, result, std::nullopt);
+    if (o.judgement) verdict = o.judgement->to_json();
+    if (!o.error.empty()) verdict = {{"error", o.error}};  // the evaluator's verdict stands
+  }
+  json out = job_outcome(result);
+  if (!verdict.is_null()) out["judge"] = verdict;
+  return out;
+}
+
 RewardService::RewardService(ServiceConfig config, Store& store)
     : config_(std::move(config)),
       store_(store),
@@ -144,9 +159,11 @@ void RewardService::run_job(const Job& job, const std::string& device) {
     const std::string task_src = files_.read(o.task_path), cand_src = files_.read(o.candidate_path);
     // A job run again after a crash finds the verdict its first run saved: the same answer.
     std::optional<EvalResult> result;
+    bool from_store = false;
     const std::string task_hash = sha256_hex(task_src), cand_hash = sha256_hex(cand_src), protocol = o.protocol_key();
     for (auto& d : config_.queue.devices)  // whichever lane judged it before
       if (!result) result = store_.find(task_hash, cand_hash, protocol, d);
+    from_store = result.has_value();
     if (!result) {
       QueueConfig qc = config_.queue;
       qc.devices = {device};
@@ -186,7 +203,8 @@ void RewardService::run_job(const Job& job, const std::string& device) {
       std::lock_guard lock(metrics_.m);
       ++metrics_.evaluations[status_name(result->status)];
     }
-    jobs_.finish(job.id, JobState::done, job_outcome(*result));
+    jobs_.finish(job.id, JobState::done,
+                 judged_job_outcome(store_, config_.judge, task_src, cand_src, std::move(*result), from_store));
   } catch (const Error& e) {
     jobs_.finish(job.id, JobState::failed, {{"error", e.describe()}});
   } catch (const std::exception& e) {

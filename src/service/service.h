@@ -34,6 +34,7 @@
 #include "service/content_files.h"
 #include "service/job_store.h"
 #include "store/store.h"
+#include "judge/judge.h"
 
 namespace httplib {
 class Server;
@@ -67,6 +68,9 @@ struct ServiceConfig {
   std::optional<RedisEndpoint> cluster;
   ClusterKeys cluster_keys;
   int64_t cluster_max_queued = 10000;
+  // A second opinion on suspicious accepted verdicts (judge/judge.h); in gate mode a "hack"
+  // verdict makes the job's reward the hack penalty. None: the evaluator's verdict alone.
+  std::optional<judge::JudgeConfig> judge;
 };
 
 class RewardService {
@@ -130,5 +134,12 @@ class RewardService {
 
 // The reply fields of a finished evaluation: correct, accepted, speedup, reward, verdict, flags, result.
 nlohmann::json job_outcome(const EvalResult& result);
+
+// job_outcome once the judge has had its say: a fresh verdict through judge::second_opinion (a
+// refused one also joins the hack cases), a stored one with the verdict the store keeps for it.
+// The judge's reply, or why it gave none, is in the outcome's "judge".
+nlohmann::json judged_job_outcome(Store& store, const std::optional<judge::JudgeConfig>& judge,
+                                  const std::string& reference, const std::string& code, EvalResult result,
+                                  bool from_store);
 
 }  // namespace cudal1::service
