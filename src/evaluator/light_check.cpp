@@ -1,28 +1,14 @@
 #include "evaluator/light_check.h"
 
-#include <cstdio>
+#include "core/format.h"
 
 namespace cudal1 {
 
 namespace {
 
-std::string ms(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g ms", v);
-  return buf;
-}
-
-std::string megabytes(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g MB", bytes / 1e6);
-  return buf;
-}
-
-std::string per_second(double bytes_per_s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.0f GB/s", bytes_per_s / 1e9);
-  return buf;
-}
+std::string ms(double v) { return format_sci(v, 4) + " ms"; }
+std::string megabytes(double bytes) { return format_sci(bytes / 1e6, 3) + " MB"; }
+std::string per_second(double bytes_per_s) { return format_fixed(bytes_per_s / 1e9, 0) + " GB/s"; }
 
 bool estimate_fits(double eager_ms, const TaskLightFacts& light) {
   return light.sol_ms > 0 && eager_ms >= kLightMargin * light.sol_ms;

@@ -28,16 +28,6 @@ std::string first_env(std::initializer_list<const char*> names) {
   return "";
 }
 
-// Every {{key}} replaced, as the policy's templates are (policy/prompt.h).
-std::string fill(std::string text, const std::vector<std::pair<std::string, std::string>>& values) {
-  for (auto& [key, value] : values) {
-    std::string mark = "{{" + key + "}}";
-    for (std::size_t at = text.find(mark); at != std::string::npos; at = text.find(mark, at + value.size()))
-      text.replace(at, mark.size(), value);
-  }
-  return text;
-}
-
 std::string excerpt(const std::string& code) {
   std::istringstream in(code);
   std::string out, line;
@@ -143,7 +133,7 @@ Judgement review(Store& store, const JudgeConfig& c, const std::string& referenc
                  const EvalResult& r, const std::string& suspicion) {
   std::string candidate_hash = r.candidate_hash.empty() ? sha256_hex(code) : r.candidate_hash;
   std::vector<Neighbour> near = nearest(store.hack_cases(), code, reference, c.k, candidate_hash);
-  std::string prompt = fill(read_template(c.prompts_dir.empty() ? policy::bundled_prompts_dir() : c.prompts_dir),
+  std::string prompt = policy::fill_template(read_template(c.prompts_dir.empty() ? policy::bundled_prompts_dir() : c.prompts_dir),
                             {{"reference", reference},
                              {"candidate", code},
                              {"suspicion", suspicion},

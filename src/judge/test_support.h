@@ -8,6 +8,8 @@
 #include <memory>
 #include <string>
 
+#include "core/hash.h"
+#include "evaluator/result.h"
 #include "store/store.h"
 
 namespace cudal1::judge {
@@ -15,6 +17,18 @@ namespace cudal1::judge {
 // The source tree's tests/fixtures/candidates (the build embeds the tasks folder beside it).
 inline std::filesystem::path fixture_candidates() {
   return std::filesystem::path(CUDAL1_SOURCE_TASKS_DIR).parent_path() / "tests" / "fixtures" / "candidates";
+}
+
+// An accepted result of `candidate` on `reference` at `speedup` against eager, as an evaluation
+// would store it.
+inline EvalResult accepted_result(const std::string& reference, const std::string& candidate, double speedup) {
+  EvalResult r;
+  r.accepted = true;
+  r.status = Status::ok;
+  r.speedup["eager"] = speedup;
+  r.task_hash = sha256_hex(reference);
+  r.candidate_hash = sha256_hex(candidate);
+  return r;
 }
 
 // A fresh store under the temporary folder, removed with the object.

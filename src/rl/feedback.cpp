@@ -1,8 +1,9 @@
 #include "rl/feedback.h"
 
-#include <cstdio>
 #include <sstream>
 #include <vector>
+
+#include "core/format.h"
 
 namespace cudal1::rl {
 
@@ -10,17 +11,9 @@ using nlohmann::json;
 
 namespace {
 
-std::string speed(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2fx", x);
-  return buf;
-}
+std::string speed(double x) { return format_fixed(x, 2) + "x"; }
 
-std::string percent(double share) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.0f%%", share * 100);
-  return buf;
-}
+std::string percent(double share) { return format_fixed(share * 100, 0) + "%"; }
 
 std::string string_at(const json& j, const char* key) {
   auto it = j.find(key);

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
-#include "core/hash.h"
 #include "judge/test_support.h"
 #include "policy/fake_chat_server.h"
 #include "rl/reward.h"
@@ -18,15 +17,7 @@ using nlohmann::json;
 const char* kReference = "class Model(nn.Module):\n    def forward(self, x):\n        return x * 2\n";
 const char* kCandidate = "class ModelNew(nn.Module):\n    def forward(self, x):\n        return self.memo.get(x.data_ptr())\n";
 
-EvalResult accepted_at(double speedup) {
-  EvalResult r;
-  r.accepted = true;
-  r.status = Status::ok;
-  r.speedup["eager"] = speedup;
-  r.task_hash = sha256_hex(kReference);
-  r.candidate_hash = sha256_hex(kCandidate);
-  return r;
-}
+EvalResult accepted_at(double speedup) { return judge::accepted_result(kReference, kCandidate, speedup); }
 
 judge::JudgeConfig gate(const policy::FakeEndpoint& server) {
   judge::JudgeConfig c;
