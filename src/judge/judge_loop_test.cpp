@@ -12,26 +12,14 @@
 #include "policy/fake_chat_server.h"
 #include "queue/fake_engine.h"
 #include "rl/loop.h"
+#include "policy/marked_policy_testing.h"
 
 namespace cudal1::judge {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string answer_marked(const std::string& marker) {
-  return "## Code Implementation\n```python\n# " + marker +
-         "\nimport torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x\n```\n";
-}
-
-struct MarkedPolicy : policy::Policy {
-  std::vector<std::string> markers;
-  std::string name() const override { return "marked"; }
-  std::vector<policy::PolicyAnswer> answer(const policy::PolicyRequest&) override {
-    std::vector<policy::PolicyAnswer> answers;
-    for (auto& m : markers) answers.push_back({answer_marked(m), "stop", 10, 20, "", m});
-    return answers;
-  }
-};
+using policy::MarkedPolicy;
 
 // "fast": accepted at 4x, over the judge's threshold; "modest": accepted at 1.5x; "caught": refused.
 // Keyed as the evaluator keys its results, so the store answers for a file it has seen.

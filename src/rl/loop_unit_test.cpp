@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/hash.h"
 #include "core/paths.h"
+#include "policy/marked_policy_testing.h"
 #include "queue/fake_engine.h"
 #include "rl/best_rule.h"
 #include "rl/loop.h"
@@ -22,21 +23,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A ModelNew file the judge below recognises by its marker.
-std::string answer_marked(const std::string& marker) {
-  return "## Code Implementation\n```python\n# " + marker +
-         "\nimport torch\nclass ModelNew(torch.nn.Module):\n    pass\n```\n";
-}
-
-struct MarkedPolicy : policy::Policy {
-  std::vector<std::string> markers;
-  std::string name() const override { return "marked"; }
-  std::vector<policy::PolicyAnswer> answer(const policy::PolicyRequest&) override {
-    std::vector<policy::PolicyAnswer> answers;
-    for (auto& m : markers) answers.push_back({answer_marked(m), "stop", 10, 20, "", m});
-    return answers;
-  }
-};
+using policy::answer_marked;
+using policy::MarkedPolicy;
 
 EvalResult judge_by_marker(const EvalOptions& o, Stage stage) {
   const std::string code = read_file(o.candidate_path);
