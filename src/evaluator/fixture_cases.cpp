@@ -6,6 +6,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "evaluator/fixture_header.h"
+
 namespace fs = std::filesystem;
 
 namespace cudal1 {
@@ -17,12 +19,6 @@ fs::path fixtures_dir() {
   return CUDAL1_FIXTURES_DIR;
 }
 
-static std::string trim(std::string s) {
-  s.erase(0, s.find_first_not_of(" \t"));
-  s.erase(s.find_last_not_of(" \t\r") + 1);
-  return s;
-}
-
 std::vector<FixtureCase> load_fixture_cases(const std::string& sub, const std::string& device) {
   std::vector<FixtureCase> out;
   fs::path dir = fixtures_dir() / sub;
@@ -32,29 +28,25 @@ std::vector<FixtureCase> load_fixture_cases(const std::string& sub, const std::s
     FixtureCase c;
     c.candidate = entry.path();
     std::ifstream in(entry.path());
-    std::string line, task;
-    bool accepted_set = false;
-    while (std::getline(in, line)) {
-      if (line.find("load_inline") != std::string::npos) c.builds_extension = true;
-      if (line.rfind("# ", 0) != 0) continue;
-      auto colon = line.find(':');
-      if (colon == std::string::npos) continue;
-      std::string key = trim(line.substr(2, colon - 2)), value = trim(line.substr(colon + 1));
-      if (key == "task") task = value;
-      else if (key == "expect-status") c.statuses = {value};
-      else if (key == "expect-status-any") {
-        std::stringstream ss(value);
-        std::string s;
-        while (std::getline(ss, s, ',')) c.statuses.push_back(trim(s));
-      } else if (key == "expect-accepted") {
-        c.accepted = value == "true";
-        accepted_set = true;
-      } else if (key == "expect-flag") c.flags.push_back(value);
-      else if (key == "device") c.device = value;
-      else if (key == "why") c.why = value;
-      else if (key == "family") c.family = value;
-      else if (key == "expect-max-speedup") c.max_speedup = std::stod(value);
+    std::stringstream text;
+    text << in.rdbuf();
+    c.builds_extension = text.str().find("load_inline") != std::string::npos;
+    FixtureHeader h = read_fixture_header(text.str());
+    std::string task = h.first("task");
+    if (!h.first("expect-status").empty()) c.statuses = {h.first("expect-status")};
+    std::stringstream any(h.first("expect-status-any"));
+    for (std::string s; std::getline(any, s, ',');) {
+      s.erase(0, s.find_first_not_of(" \t"));
+      s.erase(s.find_last_not_of(" \t") + 1);
+      c.statuses.push_back(s);
     }
+    bool accepted_set = !h.first("expect-accepted").empty();
+    c.accepted = h.first("expect-accepted") == "true";
+    if (auto it = h.values.find("expect-flag"); it != h.values.end()) c.flags = it->second;
+    if (!h.first("device").empty()) c.device = h.first("device");
+    c.why = h.first("why");
+    if (!h.first("family").empty()) c.family = h.first("family");
+    if (!h.first("expect-max-speedup").empty()) c.max_speedup = std::stod(h.first("expect-max-speedup"));
     if (task.empty() || c.statuses.empty() || !accepted_set)
       throw std::runtime_error(entry.path().string() +
                                ": fixture header needs '# task:', '# expect-status:' and '# expect-accepted:'");

@@ -1,13 +1,12 @@
 #include "judge/hack_cases.h"
 
 #include <algorithm>
-#include <map>
 #include <set>
-#include <sstream>
 #include <unordered_map>
 
 #include "core/error.h"
 #include "core/hash.h"
+#include "evaluator/fixture_header.h"
 #include "judge/similarity.h"
 
 namespace fs = std::filesystem;
@@ -24,42 +23,6 @@ const std::set<std::string> kNotHacks = {"honest", "robustness", "unclassified",
 // Shingles more than this share of the cases have are boilerplate, once there are enough cases to tell.
 constexpr double kCommonShare = 0.3;
 constexpr std::size_t kMinCasesForCommon = 10;
-
-std::string trim(std::string s) {
-  s.erase(0, s.find_first_not_of(" \t"));
-  s.erase(s.find_last_not_of(" \t\r") + 1);
-  return s;
-}
-
-// A fixture's `# key: value` header (evaluator/fixture_cases.h) and the code below it.
-struct FixtureFile {
-  std::map<std::string, std::vector<std::string>> header;
-  std::string code;
-  std::string first(const std::string& key) const {
-    auto it = header.find(key);
-    return it == header.end() || it->second.empty() ? "" : it->second.front();
-  }
-};
-
-FixtureFile read_fixture(const std::string& text) {
-  FixtureFile f;
-  std::istringstream in(text);
-  bool in_header = true;
-  for (std::string line; std::getline(in, line);) {
-    if (in_header && line.rfind("# ", 0) == 0) {
-      if (auto colon = line.find(':'); colon != std::string::npos) {
-        std::string key = trim(line.substr(2, colon - 2));
-        if (!key.empty() && key.find(' ') == std::string::npos) {
-          f.header[key].push_back(trim(line.substr(colon + 1)));
-          continue;
-        }
-      }
-    }
-    in_header = false;
-    f.code += line + "\n";
-  }
-  return f;
-}
 
 }  // namespace
 
@@ -106,7 +69,7 @@ std::size_t import_fixtures(Store& store, const fs::path& dir) {
   std::size_t hacks = 0;
   for (auto& file : files) {
     std::string text = read_file(file);
-    FixtureFile f = read_fixture(text);
+    FixtureHeader f = read_fixture_header(text);
     std::string family = f.first("family");
     bool refused = f.first("expect-accepted") == "false", neutralised = !f.first("expect-max-speedup").empty();
     if (kNotHacks.count(family) || !(refused || neutralised)) continue;
@@ -123,7 +86,7 @@ std::size_t import_fixtures(Store& store, const fs::path& dir) {
     c.code = f.code;
     c.evidence = {{"fixture", file.filename().string()}, {"task", task}, {"why", f.first("why")},
                   {"expect_status", f.first("expect-status").empty() ? f.first("expect-status-any") : f.first("expect-status")},
-                  {"expect_flags", f.header["expect-flag"]}};
+                  {"expect_flags", f.values["expect-flag"]}};
     store.add_hack_case(c);
     ++hacks;
   }
