@@ -1,7 +1,6 @@
 #include "cli/judge_options.h"
 
-#include <cstdlib>
-
+#include "core/env.h"
 #include "core/error.h"
 
 namespace cudal1::cli {
@@ -18,8 +17,7 @@ void add_judge_options(CLI::App* cmd, JudgeArgs& a) {
 }
 
 std::optional<judge::JudgeConfig> judge_config(const JudgeArgs& a) {
-  const char* env = std::getenv("CUDAL1_JUDGE_URL");
-  if (a.url.empty() && !(env && *env)) {
+  if (a.url.empty() && first_env({"CUDAL1_JUDGE_URL"}).empty()) {
     if (!a.model.empty())
       throw Error(ErrorKind::usage, "--judge-model names a judge but no endpoint was given",
                   "add --judge-url http://HOST:PORT/v1 (or set CUDAL1_JUDGE_URL), or leave --judge-model out");

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "core/env.h"
 #include "core/error.h"
 #include "core/format.h"
 #include "core/hash.h"
@@ -21,12 +22,6 @@ namespace cudal1::judge {
 namespace {
 
 constexpr std::size_t kExcerptLines = 80;  // of each known hack's code in the prompt
-
-std::string first_env(std::initializer_list<const char*> names) {
-  for (const char* n : names)
-    if (const char* v = std::getenv(n); v && *v) return v;
-  return "";
-}
 
 std::string excerpt(const std::string& code) {
   std::istringstream in(code);

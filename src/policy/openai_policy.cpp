@@ -12,6 +12,7 @@
 #include <regex>
 #include <thread>
 
+#include "core/env.h"
 #include "core/error.h"
 
 namespace cudal1::policy {
@@ -30,12 +31,6 @@ const char* const kEnvHint =
     "set CUDAL1_OPENAI_BASE_URL (or OPENAI_BASE_URL) to the server's API root, e.g. "
     "http://localhost:8000/v1, and CUDAL1_OPENAI_MODEL (or OPENAI_MODEL) to the model it serves; "
     "OPENAI_API_KEY only if the server wants one";
-
-std::string first_env(std::initializer_list<const char*> names) {
-  for (const char* n : names)
-    if (const char* v = std::getenv(n); v && *v) return v;
-  return "";
-}
 
 std::string shorten(const std::string& s, std::size_t max = 500) {
   return s.size() <= max ? s : s.substr(0, max) + "...";

@@ -25,16 +25,6 @@ std::string read_template(const fs::path& dir, const char* name) {
   return s.str();
 }
 
-// Replaces every {{key}}; a placeholder the template does not have is simply not used.
-std::string fill(std::string text, const std::vector<std::pair<std::string, std::string>>& values) {
-  for (auto& [key, value] : values) {
-    std::string mark = "{{" + key + "}}";
-    for (std::size_t at = text.find(mark); at != std::string::npos; at = text.find(mark, at + value.size()))
-      text.replace(at, mark.size(), value);
-  }
-  return text;
-}
-
 std::string trim_right(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
   return s;
@@ -86,15 +76,21 @@ std::string speedup_text(double s) {
 
 }  // namespace
 
+// Replaces every {{key}}; a placeholder the template does not have is simply not used.
+std::string fill_template(std::string text, const std::vector<std::pair<std::string, std::string>>& values) {
+  for (auto& [key, value] : values) {
+    std::string mark = "{{" + key + "}}";
+    for (std::size_t at = text.find(mark); at != std::string::npos; at = text.find(mark, at + value.size()))
+      text.replace(at, mark.size(), value);
+  }
+  return text;
+}
+
 PromptTemplates PromptTemplates::load(const fs::path& dir) {
   PromptTemplates t{read_template(dir, "first_round.md"), read_template(dir, "contrastive.md"), read_template(dir, "exemplar.md"),
                     read_template(dir, "restrictions.md"), read_template(dir, "answer_format.md"), ""};
   t.feedback = read_template(fs::exists(dir / "feedback.md") ? dir : bundled_prompts_dir(), "feedback.md");
   return t;
-}
-
-std::string fill_template(std::string text, const std::vector<std::pair<std::string, std::string>>& values) {
-  return fill(std::move(text), values);
 }
 
 fs::path bundled_prompts_dir() {
@@ -113,10 +109,10 @@ BuiltPrompt build_prompt(const PromptTemplates& t, const PromptRequest& request,
   auto render = [&]() {
     std::string exemplars;
     for (std::size_t i = 0; i < shown.size(); ++i)
-      exemplars += fill(t.exemplar, {{"index", std::to_string(i + 1)}, {"speedup", speedup_text(shown[i].speedup)},
+      exemplars += fill_template(t.exemplar, {{"index", std::to_string(i + 1)}, {"speedup", speedup_text(shown[i].speedup)},
                                      {"code", trim_right(shown[i].code)}}) + "\n";
     const std::string& frame = shown.empty() ? t.first_round : t.contrastive;
-    return fill(frame, {{"task", request.task}, {"device", request.device}, {"reference", trim_right(request.reference)},
+    return fill_template(frame, {{"task", request.task}, {"device", request.device}, {"reference", trim_right(request.reference)},
                         {"restrictions", trim_right(t.restrictions)}, {"answer_format", trim_right(t.answer_format)},
                         {"exemplars", trim_right(exemplars)}});
   };

@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
+
+#include "core/format.h"
 
 namespace cudal1::rl {
 
@@ -21,9 +22,7 @@ bool beats_reference(const EvalResult& r) {
 std::string no_best_file_note(const std::optional<double>& best, int accepted) {
   if (!best && accepted > 0) return "no accepted answer was timed (--no-timing); the reference stands";
   if (!best) return "no answer was accepted; the reference stands";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2fx", *best);
-  return std::string("no answer beat the reference by more than the noise (best ") + buf + "); the reference stands";
+  return "no answer beat the reference by more than the noise (best " + format_fixed(*best, 2) + "x); the reference stands";
 }
 
 }  // namespace cudal1::rl

@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <random>
 #include <set>
 #include <tuple>
 
 #include "core/error.h"
+#include "core/format.h"
 #include "core/hash.h"
 #include "policy/response.h"
 #include "rl/best_rule.h"
@@ -166,10 +166,8 @@ void replay_history(TaskRun& t, const std::vector<RlSample>& samples,
 std::string best_file_note(const TaskOutcome& out) {
   if (out.best_file.empty()) return no_best_file_note(out.best, out.correct);
   if (out.best && out.best_file_speedup && *out.best > *out.best_file_speedup) {
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "best/ holds the %.2fx answer; the faster %.2fx one was within its measurement's noise",
-                  *out.best_file_speedup, *out.best);
-    return buf;
+    return "best/ holds the " + format_fixed(*out.best_file_speedup, 2) + "x answer; the faster " + format_fixed(*out.best, 2) +
+           "x one was within its measurement's noise";
   }
   return "";
 }
