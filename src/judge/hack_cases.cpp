@@ -32,8 +32,8 @@ json evaluator_evidence(const EvalResult& r) {
     flags.push_back({{"id", f.id}, {"severity", severity_name(f.severity)}, {"evidence", f.evidence}, {"occurrences", f.occurrences}});
   json e = {{"status", status_name(r.status)}, {"accepted", r.accepted}, {"speedup", r.speedup}, {"flags", flags}};
   if (!r.error.empty()) e["error"] = r.error;
-  if (auto a = r.statistics.find("attribution"); a != r.statistics.end() && a->is_object() && a->contains("top"))
-    e["attribution_top"] = (*a)["top"];
+  if (auto a = r.statistics.find("attribution"); a != r.statistics.end() && a->is_object() && a->contains("top_kernels"))
+    e["attribution_top"] = (*a)["top_kernels"];
   return e;
 }
 

@@ -60,6 +60,8 @@ TEST(HackCases, StoredEvaluationsRefusedWithABlockingFlagJoinAsRejected) {
   hack.status = Status::rejected;
   hack.add_flag("device_shared", Severity::warn, "another program");
   hack.add_flag("output_aliases_input", Severity::block, "case 0 output 0 shares memory with an input");
+  // As the evaluator records attribution (evaluator/attribution.cpp).
+  hack.statistics["attribution"] = {{"top_kernels", json::array({{{"name", "memcpy"}, {"category", "other"}, {"us", 3.0}}})}};
   s.store->save(hack, "p", "cpu", "class ModelNew: return x");
   EvalResult wrong;  // a plain failure: no hack
   wrong.task_hash = "t";
@@ -73,6 +75,7 @@ TEST(HackCases, StoredEvaluationsRefusedWithABlockingFlagJoinAsRejected) {
   EXPECT_EQ(cases[0].source, "rejected");
   EXPECT_EQ(cases[0].code, "class ModelNew: return x");
   EXPECT_EQ(cases[0].evidence["flags"][1]["evidence"], "case 0 output 0 shares memory with an input");
+  EXPECT_EQ(cases[0].evidence["attribution_top"][0]["name"], "memcpy") << "attribution's top kernels are evidence";
 }
 
 TEST(HackCases, AFolderWithoutHackFixturesIsAnInputError) {
