@@ -160,6 +160,18 @@ std::optional<Store::Row> Store::next_sealed(SQLite::Statement& q, std::size_t& 
   return std::nullopt;
 }
 
+std::vector<Store::Row> Store::newest_per_candidate(SQLite::Statement& q, const std::function<bool(const Row&)>& keep) {
+  std::map<std::pair<std::string, std::string>, Row> newest;
+  std::size_t ignored = 0;
+  while (auto row = next_sealed(q, ignored)) newest.insert_or_assign({row->task_hash, row->candidate_hash}, std::move(*row));
+  alarm_.raise(ignored);
+  std::vector<Row> kept;
+  for (auto& [key, row] : newest)
+    if (keep(row)) kept.push_back(std::move(row));
+  std::sort(kept.begin(), kept.end(), [](const Row& a, const Row& b) { return a.id < b.id; });
+  return kept;
+}
+
 Store::Store(const std::filesystem::path& path)
     : path_(path),
       alarm_("store", "rows written by an older cudal1 or by anything without the key " + Sealer::key_path(path).string() +
@@ -332,16 +344,9 @@ std::vector<Store::Exemplar> Store::exemplars(const std::string& task_hash, cons
     q.bind(1, task_hash);
     q.bind(2, protocol_key);
     q.bind(3, device);
-    std::map<std::string, Row> newest;
-    std::size_t ignored = 0;
-    while (auto row = next_sealed(q, ignored)) newest.insert_or_assign(row->candidate_hash, std::move(*row));
-    alarm_.raise(ignored);
-    std::vector<const Row*> kept;
-    for (auto& [hash, row] : newest)
-      if (row.accepted == "1" && row.speedup) kept.push_back(&row);
-    std::sort(kept.begin(), kept.end(), [](const Row* a, const Row* b) { return a->id < b->id; });
     std::vector<Exemplar> out;
-    for (const Row* row : kept) out.push_back({row->candidate_hash, row->candidate_source, *row->speedup});
+    for (const Row& row : newest_per_candidate(q, [](const Row& r) { return r.accepted == "1" && r.speedup; }))
+      out.push_back({row.candidate_hash, row.candidate_source, *row.speedup});
     return out;
   });
 }
@@ -351,18 +356,10 @@ std::vector<Store::Blocked> Store::blocked_evaluations() {
   return guarded(path_, "reading the store", [&] {
     // As for exemplars, the newest sealed row per candidate of a task decides.
     SQLite::Statement q(*db_, std::string("SELECT ") + kRowColumns + " FROM evaluations ORDER BY id");
-    std::map<std::pair<std::string, std::string>, Row> newest;
-    std::size_t ignored = 0;
-    while (auto row = next_sealed(q, ignored)) newest.insert_or_assign({row->task_hash, row->candidate_hash}, std::move(*row));
-    alarm_.raise(ignored);
-    std::vector<const Row*> refused;
-    for (auto& [key, row] : newest)
-      if (row.accepted == "0") refused.push_back(&row);
-    std::sort(refused.begin(), refused.end(), [](const Row* a, const Row* b) { return a->id < b->id; });
     std::vector<Blocked> out;
-    for (const Row* row : refused) {
-      EvalResult r = EvalResult::from_json(json::parse(row->result_json));
-      if (r.has_blocking_flag()) out.push_back({std::move(r), row->candidate_source});
+    for (const Row& row : newest_per_candidate(q, [](const Row& r) { return r.accepted == "0"; })) {
+      EvalResult r = EvalResult::from_json(json::parse(row.result_json));
+      if (r.has_blocking_flag()) out.push_back({std::move(r), row.candidate_source});
     }
     return out;
   });

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -129,6 +130,9 @@ class Store {
  private:
   struct Row;
   std::optional<Row> next_sealed(SQLite::Statement& q, std::size_t& ignored);
+  // Of q's rows, the newest sealed one per (task, candidate) — a later verdict replaces an earlier
+  // one — that `keep` accepts, in the order they were written.
+  std::vector<Row> newest_per_candidate(SQLite::Statement& q, const std::function<bool(const Row&)>& keep);
 
   std::filesystem::path path_;
   std::unique_ptr<SQLite::Database> db_;
