@@ -34,7 +34,8 @@ except (OSError, ValueError) as e:
 s = r.get("statistics", {})
 print(json.dumps({"task": task, "sandbox": mode, "status": r.get("status"), "raw": s.get("raw_speedup"),
                   "sandbox_kind": r.get("provenance", {}).get("sandbox"),
-                  "candidate_ms": r.get("runtime_ms", {}).get("candidate"), "eager_ms": r.get("runtime_ms", {}).get("eager")}))
+                  "candidate_ms": r.get("runtime_ms", {}).get("candidate"), "eager_ms": r.get("runtime_ms", {}).get("eager"),
+                  "wall_over_claimed": s.get("wall_over_claimed"), "batch_overhead": s.get("batch_overhead")}))
 PY
       tail -1 "$rows" >&2
     done
@@ -43,11 +44,23 @@ done
 python3 - "$rows" <<'PY'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
-print(f"{'task':<34} {'sandbox':<9} {'runs':>4} {'median A/A':>10}  each")
+# Besides the A/A figure: each side's wall clock over its claimed time per call, and each side's
+# empty batch (the harness alone), whose difference is what the candidate's worker costs a call.
+def med(v):
+    return statistics.median(v) if v else float("nan")
+print(f"{'task':<30} {'sandbox':<9} {'runs':>4} {'A/A':>6} {'wall/claim c':>12} {'r':>6} "
+      f"{'empty c ms':>10} {'r ms':>6}  each A/A")
 for task in dict.fromkeys(r["task"] for r in rows):
     for mode in ("bwrap", "fallback"):
-        v = [r["raw"] for r in rows if r["task"] == task and r["sandbox"] == mode and r.get("raw")]
-        if v:
-            print(f"{'/'.join(task.split('/')[-2:]):<34} {mode:<9} {len(v):>4} {statistics.median(v):>10.3f}  "
-                  + " ".join(f"{x:.3f}" for x in v))
+        mine = [r for r in rows if r["task"] == task and r["sandbox"] == mode and r.get("raw")]
+        if not mine:
+            continue
+        woc = [r.get("wall_over_claimed") or {} for r in mine]
+        bo = [r.get("batch_overhead") or {} for r in mine]
+        print(f"{'/'.join(task.split('/')[-2:]):<30} {mode:<9} {len(mine):>4} {med([r['raw'] for r in mine]):>6.3f} "
+              f"{med([w['candidate'] for w in woc if 'candidate' in w]):>12.2f} "
+              f"{med([w['reference'] for w in woc if 'reference' in w]):>6.2f} "
+              f"{med([b['candidate_measured_ms'] for b in bo if 'candidate_measured_ms' in b]):>10.1f} "
+              f"{med([b['reference_ms'] for b in bo if 'reference_ms' in b]):>6.1f}  "
+              + " ".join(f"{r['raw']:.3f}" for r in mine))
 PY

@@ -225,13 +225,13 @@ fi
 # 4f. A CUDA-L1 file scored (stage audit: the file BENCH_JSONL names; BENCH_LIMIT rows, BENCH_LANES
 # lanes), with its HTML report. Resumable across machines: its store (results, baselines, the seal's
 # key) comes back as bench_state.tgz, and BENCH_RESTORE=that file puts it back on a fresh machine.
-# BENCH_DEADLINE (seconds) stops the run; what was scored is in the store, the report comes with the
-# call that finishes.
+# BENCH_DEADLINE (seconds) stops the run gently: no evaluation starts after it, those in hand finish
+# (BENCH_GRACE seconds at most, default 150) and are kept, and the report covers what was scored.
 if has audit; then
   : "${BENCH_JSONL:?stage audit scores the CUDA-L1 file BENCH_JSONL names}"
   mkdir -p "$scratch/bench_state"
   [ -n "${BENCH_RESTORE:-}" ] && [ ! -f "$scratch/bench_state/results.db" ] && tar -xzf "$BENCH_RESTORE" -C "$scratch/bench_state"
-  ${BENCH_DEADLINE:+timeout -s INT "$BENCH_DEADLINE"} "$bin/cudal1" bench --jsonl "$BENCH_JSONL" --limit "${BENCH_LIMIT:-20}" \
+  ${BENCH_DEADLINE:+timeout -s INT -k "${BENCH_GRACE:-150}" "$BENCH_DEADLINE"} "$bin/cudal1" bench --jsonl "$BENCH_JSONL" --limit "${BENCH_LIMIT:-20}" \
     --device cuda --lanes "${BENCH_LANES:-1}" --db "$scratch/bench_state/results.db" --work "$scratch/bench_work" \
     --html "$out/bench.html" --markdown "$out/bench.md" >"$out/bench_cuda_l1.txt" 2>"$out/bench_progress.txt"
   echo "bench exit $?" >>"$out/bench_cuda_l1.txt"
@@ -240,11 +240,12 @@ fi
 
 # 4g. CUDA graph versions of a CUDA-L1 file's tasks, each verified (stage enrich; ENRICH_JSONL,
 # ENRICH_LIMIT; resumable: run again with the same OUT to go on).
-# ENRICH_DEADLINE (seconds) stops it early; the tally then counts what was verified so far.
+# ENRICH_DEADLINE (seconds) stops it gently, as BENCH_DEADLINE does (ENRICH_GRACE, default 150);
+# the tally then counts what was verified so far.
 if has enrich; then
   # ENRICH_RESTORE: an earlier call's enrich.tgz (from a machine since given back) to go on from.
   [ -n "${ENRICH_RESTORE:-}" ] && [ ! -d "$scratch/enrich" ] && tar -xzf "$ENRICH_RESTORE" -C "$scratch"
-  ${ENRICH_DEADLINE:+timeout "$ENRICH_DEADLINE"} "$bin/cudal1" enrich --jsonl "${ENRICH_JSONL:?set ENRICH_JSONL}" \
+  ${ENRICH_DEADLINE:+timeout -s INT -k "${ENRICH_GRACE:-150}" "$ENRICH_DEADLINE"} "$bin/cudal1" enrich --jsonl "${ENRICH_JSONL:?set ENRICH_JSONL}" \
     --out "$scratch/enrich" --device cuda --lanes "${ENRICH_LANES:-6}" --db "$scratch/enrich.db" \
     ${ENRICH_LIMIT:+--limit "$ENRICH_LIMIT"} >"$out/enrich_table.txt" 2>"$out/enrich_progress.txt"
   python3 bench/enrich_tally.py "$scratch/enrich/enrich.jsonl" >"$out/enrich.txt" 2>&1

@@ -106,7 +106,9 @@ void run_bench(const BenchArgs& a) {
   if (a.limit && jobs.size() > a.limit) jobs.resize(a.limit);
   if (jobs.empty()) throw Error(ErrorKind::input, "no candidate to score", "check the file (and --levels)");
   std::unique_ptr<Store> store = open_store(a.db, false);  // the store is what makes a run resumable
+  StopOnSignal stop("cudal1 bench");  // before any thread: Ctrl-C keeps the evaluations in hand
   QueueConfig config;
+  config.stop_starting = stop.flag();
   config.devices = lane_devices(a.device, a.gpus, a.lanes, false);
   config.memory_budget_bytes = uint64_t(a.memory_budget_gb * double(1ull << 30));
   for (auto& j : jobs) {
@@ -146,6 +148,9 @@ void run_bench(const BenchArgs& a) {
     });
     progress.finish();
   }
+  for (std::size_t i = 0; i < jobs.size(); ++i)
+    if (!results[i] && errors[i].empty() && *stop.flag())
+      errors[i] = "not scored: the run was stopped before it started (run the same command again to go on)";
 
   json rows = json::array();
   json provenance = json::object();

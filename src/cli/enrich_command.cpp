@@ -139,6 +139,7 @@ json task_line(const EnrichTask& t, const std::string& device) {
 }
 
 void run_enrich(const EnrichArgs& a) {
+  StopOnSignal stop("cudal1 enrich");  // before any thread: Ctrl-C keeps the evaluations in hand
   bool cpu = a.device == "cpu";
   if (a.jsonl.empty() == a.suite.empty())
     throw Error(ErrorKind::usage, a.suite.empty() ? "no tasks named" : "tasks named twice",
@@ -261,6 +262,7 @@ void run_enrich(const EnrichArgs& a) {
     QueueConfig config;
     config.devices = lanes;
     config.memory_budget_bytes = uint64_t(a.memory_budget_gb * double(1ull << 30));
+    config.stop_starting = stop.flag();
     ProgressLine progress(jobs.size());
     run_queue(jobs, config, [&](const QueueResult& r) {
       EnrichTask& t = tasks[job_task[r.index]];
@@ -276,6 +278,11 @@ void run_enrich(const EnrichArgs& a) {
       progress.tick();
     });
     progress.finish();
+    for (std::size_t i : job_task)
+      if (tasks[i].reason.empty() && !tasks[i].generated) {
+        tasks[i].reason = "not decided: the run was stopped before it started";
+        tasks[i].detail = "run the same command again to go on";
+      }
   }
 
   // The summary: how many have a verified graph version, and why not the rest, most common first.

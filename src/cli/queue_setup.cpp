@@ -1,5 +1,8 @@
 #include "cli/queue_setup.h"
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -54,6 +57,25 @@ std::unique_ptr<BuildService> attach_build_service(QueueConfig& config, const Bu
         svc->build_candidate(j.options.candidate_path, j.options.device, j.options.build_timeout_s, j.options.task_path));
   };
   return service;
+}
+
+StopOnSignal::StopOnSignal(std::string command) {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // Detached: it lives as long as the process, waiting; the flag is shared with it.
+  std::thread([signals, flag = flag_, command = std::move(command)] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    *flag = true;
+    std::fprintf(stderr, "\n%s: stopping: the evaluations in hand finish and are kept, no other starts "
+                 "(again to stop at once)\n", command.c_str());
+    sigwait(&signals, &sig);
+    std::fprintf(stderr, "%s: stopped at once\n", command.c_str());
+    std::_Exit(128 + sig);
+  }).detach();
 }
 
 ProgressLine::ProgressLine(std::size_t total, std::size_t already_done)

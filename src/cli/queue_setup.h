@@ -2,6 +2,7 @@
 // (one per visible GPU), the build service in the prebuild stage, and the progress line.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <memory>
@@ -32,6 +33,19 @@ struct BuildServiceFlags {
 // Starts the build service and makes it the queue's prebuild stage. The service must outlive
 // run_queue.
 std::unique_ptr<BuildService> attach_build_service(QueueConfig& config, const BuildServiceFlags& flags);
+
+// Ctrl-C (SIGINT) or SIGTERM stops a long queue gently: the first sets the flag the queue reads
+// as QueueConfig::stop_starting, so the evaluations in hand finish and are kept, and says so on
+// stderr; a second ends the process at once. Make one before any thread starts (it blocks both
+// signals in the threads made after it, and one thread of its own waits for them).
+class StopOnSignal {
+ public:
+  explicit StopOnSignal(std::string command);
+  std::shared_ptr<std::atomic<bool>> flag() const { return flag_; }
+
+ private:
+  std::shared_ptr<std::atomic<bool>> flag_ = std::make_shared<std::atomic<bool>>(false);
+};
 
 // "[done/total] N evaluations/hour, ETA S s" on stderr, rewritten in place.
 class ProgressLine {

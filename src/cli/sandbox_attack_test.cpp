@@ -95,6 +95,39 @@ TEST(SandboxAttack, ForgingTheStoreAndOverwritingTheTaskChangeNothing) {
   EXPECT_EQ(json::parse(out2)["status"], "incorrect") << "the reference still computes x * scale + y";
 }
 
+// A client's suite is code from outside too: `tasks list` runs each task file to describe it and
+// time its eager forward. A task that writes beside the store, over another task and into the
+// caller's folders at import changes nothing, and the suite is still listed.
+TEST(SandboxAttack, ATaskFileListedWithItsSuiteTouchesNothing) {
+  Workspace w;
+  fs::path suite = w.root / "suite", other = suite / "level1" / "02_honest.py";
+  fs::create_directories(suite / "level1");
+  fs::copy_file(w.task, other);
+  std::string other_before = slurp(other);
+  std::string attack = "import os\n"
+                       "DB, OTHER, ROOT = " + json(w.db.string()).dump() + ", " + json(other.string()).dump() + ", " +
+                       json(w.root.string()).dump() + "\n"
+                       "def attempt(fn):\n    try:\n        fn()\n    except Exception:\n        pass\n"
+                       "attempt(lambda: open(os.path.dirname(DB) + '/planted', 'w').write('x'))\n"
+                       "attempt(lambda: open(OTHER, 'a').write('\\nraise SystemExit(1)\\n'))\n"
+                       "attempt(lambda: open(ROOT + '/planted', 'w').write('x'))\n";
+  std::ofstream(suite / "level1" / "01_attacker.py") << attack << slurp(w.task);
+  std::string cmd = std::string(CUDAL1_BINARY) + " tasks list --json --device cpu --eager --suite " + suite.string() +
+                    " --db " + w.db.string() + " 2>" + (w.root / "err.txt").string();
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  int status = pclose(p);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out << slurp(w.root / "err.txt");
+  json tasks = json::parse(out);
+  ASSERT_EQ(tasks.size(), 2u) << out;
+  for (auto& t : tasks) EXPECT_GT(t.value("eager_ms", 0.0), 0.0) << t.dump();
+  EXPECT_FALSE(fs::exists(w.store_dir / "planted")) << "the task wrote beside the store";
+  EXPECT_FALSE(fs::exists(w.root / "planted")) << "the task wrote into the caller's folder";
+  EXPECT_EQ(slurp(other), other_before) << "the task rewrote another task of the suite";
+}
+
 // The sandbox's uid has no passwd entry: code that asks for its user name (torch.compile's cache
 // folder, the profiler's) must still get one, even where the parent's environment has none.
 TEST(SandboxAttack, AUserNameWithoutAPasswdEntry) {

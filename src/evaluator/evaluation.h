@@ -56,6 +56,7 @@ struct PreparedEvaluation {
   EvalResult r;
   std::string task_src, cand_src, python;
   MemoryBudget::Hold memory;  // declared before scratch: released after its files are gone
+  MemoryBudget::Hold device_memory;  // declared before the workers: released after they are gone
   ScratchDir scratch;
   std::filesystem::path shared, secret, ref_dir, cand_dir, oracle_dir;
   Plan plan;

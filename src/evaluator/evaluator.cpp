@@ -44,6 +44,14 @@ Plan make_plan(std::optional<uint64_t> seed) {
 uint64_t worker_bytes(const std::string& device) { return is_cuda_device(device) ? uint64_t(2) << 30 : uint64_t(512) << 20; }
 constexpr uint64_t kFirstFootprintGuess = uint64_t(1) << 30;
 
+// GPU memory an evaluation holds besides what its reference reports: two CUDA contexts (the
+// reference's and the candidate's workers). Its footprint is three times the reference's peak:
+// the candidate's worker holds the same inputs and its own outputs, and the precision oracle's
+// float64 copy or a baseline's compiled model comes on top for a while. A task not measured
+// yet is first assumed as large as the largest seen, else this large.
+constexpr uint64_t kDeviceContexts = uint64_t(3) << 29;
+constexpr uint64_t kFirstDeviceGuess = uint64_t(4) << 30;
+
 // What a task's tensors take while it is evaluated: its inputs (files in the shared folder), every
 // case's expected outputs (held here), and one case's outputs about four times over (the
 // candidate's file, its copy here, case 0's kept for the precision ladder, the oracle's).
@@ -217,6 +225,11 @@ ReferenceRun stage_reference(PreparedEvaluation& p, StageClock& stages) {
     o.memory_budget->remember(r.task_hash, footprint);
     p.memory.resize(worker_bytes(o.device) + footprint);
   }
+  if (o.device_memory_budget) {
+    uint64_t footprint = 3 * ref.loaded.value("device_memory", uint64_t(0));
+    o.device_memory_budget->remember(r.task_hash, footprint);
+    p.device_memory.resize(kDeviceContexts + footprint);
+  }
   ref.timeouts = fit_call_timeouts(o.call_timeout_s, reference_call_ms(ref.loaded["cases"]));
   r.budgets = ref.timeouts.to_json(o.build_timeout_s);
   const json& env = ref.loaded["env"];
@@ -319,6 +332,9 @@ static EvalResult run_once(PreparedEvaluation& p) {
   if (o.memory_budget)
     p.memory = stages.reserve_memory(*o.memory_budget, worker_bytes(o.device) +
                                      o.memory_budget->estimate(r.task_hash, kFirstFootprintGuess));
+  if (o.device_memory_budget)
+    p.device_memory = stages.reserve_memory(*o.device_memory_budget,
+                                            kDeviceContexts + o.device_memory_budget->estimate(r.task_hash, kFirstDeviceGuess));
   if (o.lint && o.task_facts) stage_lint(p, stages);
   std::mt19937_64 rng(p.plan.base_seed ^ 0x9e3779b97f4a7c15ull);
   const ReferenceRun ref = stage_reference(p, stages);

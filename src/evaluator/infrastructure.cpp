@@ -66,7 +66,8 @@ json device_memory_cause(const EvalResult& r) {
   return {{"cause", kDeviceMemoryCause},
           {"detail", "CUDA ran out of memory while other processes held " + std::to_string(int(oom->others() / gib)) +
                          " GiB of the device's " + std::to_string(int(oom->total / gib)) +
-                         " GiB; the failing allocation would have fitted beside this evaluation's own memory"},
+                         (oom->request_known ? " GiB; the failing allocation would have fitted beside this evaluation's own memory"
+                                             : " GiB, more than this evaluation's own")},
           {"device_memory", {{"requested", oom->requested}, {"total", oom->total}, {"free", oom->free},
                              {"this_process", oom->this_process}}}};
 }
@@ -77,7 +78,17 @@ std::optional<DeviceOutOfMemory> parse_device_out_of_memory(const std::string& e
   static const std::regex pattern(
       R"(Tried to allocate ([0-9.]+) ([KMGT]?i?B)\. GPU [0-9]+ has a total capacity of ([0-9.]+) ([KMGT]?i?B) of which )"
       R"(([0-9.]+) ([KMGT]?i?B) is free\.[^\n]*?this process has ([0-9.]+) ([KMGT]?i?B) memory in use)");
+  static const std::regex note(
+      R"(device memory when it failed: ([0-9]+) bytes in all, ([0-9]+) free, ([0-9]+) held by this process)");
   std::smatch m;
+  if (std::regex_search(error, m, note)) {
+    DeviceOutOfMemory o;
+    o.request_known = false;
+    o.total = std::stod(m[1]);
+    o.free = std::stod(m[2]);
+    o.this_process = std::stod(m[3]);
+    return o;
+  }
   if (!std::regex_search(error, m, pattern)) return std::nullopt;
   DeviceOutOfMemory o;
   o.requested = bytes_of(m[1], m[2]);

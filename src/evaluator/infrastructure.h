@@ -35,13 +35,20 @@ inline constexpr const char* kDeviceMemoryCause = "GPU memory held by other proc
 // this process has 5.80 GiB memory in use."
 struct DeviceOutOfMemory {
   double requested = 0, total = 0, free = 0, this_process = 0;
+  bool request_known = true;  // false for a CUDA runtime error, which names no size
   // Held by every other process on the device.
   double others() const { return total - free - this_process; }
   // Whether the request would have fitted had the others held nothing (5 % of the device kept
-  // for what the driver and allocator hold).
-  bool others_to_blame() const { return this_process + requested <= 0.95 * total && others() > requested; }
+  // for what the driver and allocator hold). Of a request of unknown size: whether the others
+  // held more than this process and more than a quarter of the device.
+  bool others_to_blame() const {
+    if (!request_known) return this_process <= 0.95 * total && others() > this_process && others() > 0.25 * total;
+    return this_process + requested <= 0.95 * total && others() > requested;
+  }
 };
-// Parsed from an error's text; nullopt when it holds no such message.
+// Parsed from an error's text: PyTorch's account of an allocation that failed, or the worker's
+// note on a CUDA runtime error ("device memory when it failed: T bytes in all, F free, P held by
+// this process"); nullopt when it holds neither.
 std::optional<DeviceOutOfMemory> parse_device_out_of_memory(const std::string& error);
 
 // How many processes the kernel's out-of-memory killer has killed since boot (the `oom_kill` line

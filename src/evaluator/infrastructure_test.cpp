@@ -156,6 +156,26 @@ TEST(Infrastructure, OutOfMemoryIsTheCandidatesWhenItsOwnMemoryFillsTheDevice) {
   EXPECT_FALSE(r.infrastructure_failure());
 }
 
+// A CUDA runtime error names no size; the worker notes what the device held when it failed.
+TEST(Infrastructure, ACudaRuntimeOutOfMemoryIsJudgedByWhoHeldTheDevice) {
+  std::string others = "loading the candidate: AcceleratorError: CUDA error: out of memory\n(device memory when it "
+                       "failed: 85018877624 bytes in all, 104949760 free, 750780416 held by this process)";
+  auto oom = parse_device_out_of_memory(others);
+  ASSERT_TRUE(oom);
+  EXPECT_FALSE(oom->request_known);
+  EXPECT_TRUE(oom->others_to_blame());
+  json cause = infrastructure_cause(runtime_error(others));
+  EXPECT_EQ(cause["cause"], kDeviceMemoryCause);
+  EXPECT_NE(cause["detail"].get<std::string>().find("more than this evaluation's own"), std::string::npos) << cause.dump();
+  // The candidate's own 70 GB filled the device: its verdict.
+  std::string own = "AcceleratorError: CUDA error: out of memory\n(device memory when it failed: 85018877624 bytes "
+                    "in all, 104949760 free, 75161927680 held by this process)";
+  EXPECT_FALSE(parse_device_out_of_memory(own)->others_to_blame());
+  EXPECT_TRUE(infrastructure_cause(runtime_error(own)).is_null());
+  // Without the note nothing says who filled it: the candidate's, as before.
+  EXPECT_FALSE(parse_device_out_of_memory("AcceleratorError: CUDA error: out of memory"));
+}
+
 TEST(Infrastructure, OutOfMemoryOnADeviceOthersFilledIsRetried) {
   EXPECT_EQ(infrastructure_cause(runtime_error(kSharedDeviceOom))["cause"], kDeviceMemoryCause);
   int runs = 0;

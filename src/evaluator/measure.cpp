@@ -217,7 +217,11 @@ struct TimedRun {
 struct Overheads {
   double reference = 0, candidate = 0;
   double jitter_ms = 0;  // the widest range of either side's empty batches: the noise floor
-  json to_json() const { return {{"reference_ms", reference}, {"candidate_ms", candidate}, {"jitter_ms", jitter_ms}}; }
+  double candidate_measured = 0;  // the candidate's fastest empty batch, before the cap
+  json to_json() const {
+    return {{"reference_ms", reference}, {"candidate_ms", candidate}, {"candidate_measured_ms", candidate_measured},
+            {"jitter_ms", jitter_ms}};
+  }
 };
 
 // Empty when the candidate failed: `failed` says how.
@@ -242,7 +246,7 @@ std::optional<Overheads> measure_overheads(Session& s, Worker& cand, const Timin
   double allowance_ms = (is_cuda_device(s.o.device) ? 0.1 : 1.0) * (ts.calls + kSettle);
   // The candidate's jitter counts only as far as its figure counts.
   double cand_hi = std::min(*chi, *rlo + allowance_ms), cand_lo = std::min(*clo, *rlo + allowance_ms);
-  return Overheads{*rlo, cand_lo, std::max(*rhi - *rlo, cand_hi - cand_lo)};
+  return Overheads{*rlo, cand_lo, std::max(*rhi - *rlo, cand_hi - cand_lo), *clo};
 }
 
 // One bucket: the same batch on both sides, in random order. Not ok when the candidate failed.

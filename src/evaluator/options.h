@@ -23,7 +23,7 @@ class TaskFacts;  // evaluator/task_facts.h
 
 // Bumped whenever a change can alter a verdict or a figure: results under another protocol are
 // never reused from the store.
-inline constexpr const char* kProtocolVersion = "cudal1-eval/7";
+inline constexpr const char* kProtocolVersion = "cudal1-eval/8";
 
 // "cuda" and "cuda:N" are CUDA devices; everything else runs on the host.
 inline bool is_cuda_device(const std::string& device) { return device.rfind("cuda", 0) == 0; }
@@ -99,6 +99,10 @@ struct EvalScheduling {
   // Set when other evaluations run beside this one in the process: it waits for host memory
   // before its reference runs (core/memory_budget.h). Null: nothing else is known to run.
   std::shared_ptr<MemoryBudget> memory_budget;
+  // The memory of o.device that the lanes sharing it reserve from (core/device_memory.h): an
+  // evaluation holds its estimated footprint on the device from before its reference loads the
+  // task until its workers are gone. Null: nothing else is known to use the device.
+  std::shared_ptr<MemoryBudget> device_memory_budget;
 };
 
 struct EvalOptions : EvalProtocol, EvalLimits, EvalScheduling {

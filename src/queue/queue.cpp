@@ -9,6 +9,9 @@
 #include <mutex>
 #include <thread>
 
+#include "core/device.h"
+#include "core/device_memory.h"
+
 namespace cudal1 {
 
 namespace {
@@ -34,6 +37,7 @@ class BuildGate {
   std::optional<std::size_t> take_ready() {
     std::unique_lock<std::mutex> l(m_);
     for (;;) {
+      if (stopped_) return std::nullopt;
       bool left = false;
       for (std::size_t i = 0; i < done_.size(); ++i) {
         if (taken_[i]) continue;
@@ -53,6 +57,12 @@ class BuildGate {
     built_[i] = std::move(built);
     cv_.notify_all();
   }
+  // No job is taken after this; take_ready's waiters return nullopt.
+  void stop() {
+    std::lock_guard<std::mutex> l(m_);
+    stopped_ = true;
+    cv_.notify_all();
+  }
   Prebuilt wait(std::size_t i) {
     std::unique_lock<std::mutex> l(m_);
     cv_.wait(l, [&] { return bool(done_[i]); });
@@ -64,6 +74,38 @@ class BuildGate {
   std::condition_variable cv_;
   std::vector<bool> done_, taken_;
   std::vector<Prebuilt> built_;
+  bool stopped_ = false;
+};
+
+// Watches QueueConfig::stop_starting for the length of a run: once it is set, the build gate
+// hands out no more jobs and `stopping()` answers true.
+class StopWatch {
+ public:
+  StopWatch(std::shared_ptr<const std::atomic<bool>> flag, BuildGate& gate) : flag_(std::move(flag)) {
+    if (!flag_) return;
+    thread_ = std::thread([this, &gate] {
+      std::unique_lock<std::mutex> l(m_);
+      while (!done_ && !*flag_) cv_.wait_for(l, std::chrono::milliseconds(100));
+      if (*flag_) gate.stop();
+    });
+  }
+  ~StopWatch() {
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> l(m_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  bool stopping() const { return flag_ && *flag_; }
+
+ private:
+  std::shared_ptr<const std::atomic<bool>> flag_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
 };
 
 struct Prepared {
@@ -119,14 +161,14 @@ void keep_prebuild_error(QueueResult& qr, const std::string& why) {
 }
 
 Prepared prepare_job(const QueueJob& job, std::size_t index, const std::string& device,
-                     const std::shared_ptr<DeviceGate>& device_gate, const std::shared_ptr<MemoryBudget>& memory,
-                     BuildGate& gate, EvaluationEngine& engine) {
+                     const LaneShares& shares, BuildGate& gate, EvaluationEngine& engine) {
   Prebuilt built = gate.wait(index);
   Prepared p{index, built.seconds, built.error, nullptr, std::nullopt};
   EvalOptions o = job.options;
   o.device = device;
-  if (device_gate) o.device_gate = device_gate;
-  if (memory) o.memory_budget = memory;
+  if (auto device_gate = shares.gate_for(device)) o.device_gate = device_gate;
+  if (shares.memory) o.memory_budget = shares.memory;
+  if (auto device_memory = shares.device_memory_for(device)) o.device_memory_budget = device_memory;
   if (built.outcome) o.prebuilt = built.outcome;
   try {
     p.eval = engine.prepare(o);
@@ -136,6 +178,16 @@ Prepared prepare_job(const QueueJob& job, std::size_t index, const std::string& 
     p.error = Error(ErrorKind::internal, std::string("preparing the evaluation failed: ") + e.what(), "report this as a bug");
   }
   return p;
+}
+
+// The budget of `device`'s memory for its lanes; 0: none (a CPU, or nothing known of the device).
+uint64_t device_memory_capacity(const QueueConfig& config, const std::string& device) {
+  if (!Device::parse(device).is_cuda()) return 0;
+  if (config.device_memory_bytes) return config.device_memory_bytes;
+  if (const char* gb = std::getenv("CUDAL1_DEVICE_MEMORY_GB"); gb && *gb) return uint64_t(std::atof(gb) * double(1ull << 30));
+  // A tenth stays free: each allocator's fragmentation, and whatever else uses the device.
+  std::optional<uint64_t> total = cuda_device_total_bytes(device);
+  return total ? *total / 10 * 9 : 0;
 }
 
 }  // namespace
@@ -157,7 +209,15 @@ LaneShares lane_shares(const QueueConfig& config) {
     if (n > 1) shares.gates[d] = std::make_shared<DeviceGate>(freeze);
   if (config.devices.size() > 1)
     shares.memory = std::make_shared<MemoryBudget>(config.memory_budget_bytes ? config.memory_budget_bytes : default_memory_budget());
+  for (auto& [d, n] : lanes_on)
+    if (n > 1)
+      if (uint64_t bytes = device_memory_capacity(config, d)) shares.device_memory[d] = std::make_shared<MemoryBudget>(bytes);
   return shares;
+}
+
+std::shared_ptr<MemoryBudget> LaneShares::device_memory_for(const std::string& device) const {
+  auto it = device_memory.find(device);
+  return it == device_memory.end() ? nullptr : it->second;
 }
 
 std::shared_ptr<DeviceGate> LaneShares::gate_for(const std::string& device) const {
@@ -185,13 +245,15 @@ QueueStats run_queue(const std::vector<QueueJob>& jobs, const QueueConfig& confi
     }
   };
 
+  StopWatch stop(config.stop_starting, gate);
+
   // Prebuild: in job order, so the jobs the lanes take first are built first.
   std::atomic<std::size_t> next_build{0};
   std::vector<std::thread> builders;
   if (config.prebuild && config.prebuild_threads > 0) {
     for (int t = 0; t < config.prebuild_threads; ++t)
       builders.emplace_back([&] {
-        for (std::size_t i; (i = next_build++) < jobs.size();) {
+        for (std::size_t i; !stop.stopping() && (i = next_build++) < jobs.size();) {
           auto t0 = Clock::now();
           Prebuilt built;
           // A prebuild that fails leaves the job to build the stock way; the failure is said.
@@ -244,28 +306,27 @@ QueueStats run_queue(const std::vector<QueueJob>& jobs, const QueueConfig& confi
   };
 
   const LaneShares shares = lane_shares(config);
-  const std::shared_ptr<MemoryBudget>& memory = shares.memory;
 
   std::vector<std::thread> threads;
   for (std::size_t lane = 0; lane < config.devices.size(); ++lane) {
     const std::string& device = config.devices[lane];
-    std::shared_ptr<DeviceGate> device_gate = shares.gate_for(device);
     if (config.prefetch <= 0) {  // the stock way: prepare and run on the lane, one after the other
-      threads.emplace_back([&, lane, device, device_gate] {
+      threads.emplace_back([&, lane, device] {
         for (;;) {
           auto t0 = Clock::now();
           std::optional<std::size_t> i = gate.take_ready();
           if (!i) break;
-          Prepared p = prepare_job(jobs[*i], *i, device, device_gate, memory, gate, *engine);
+          Prepared p = prepare_job(jobs[*i], *i, device, shares, gate, *engine);
+          if (stop.stopping()) continue;
           run_one(lane, std::move(p), seconds_since(t0));
         }
       });
       continue;
     }
     auto handover = std::make_shared<Handover>(std::size_t(config.prefetch));
-    threads.emplace_back([&, device, device_gate, handover] {
+    threads.emplace_back([&, device, handover] {
       while (std::optional<std::size_t> i = gate.take_ready())
-        handover->put(prepare_job(jobs[*i], *i, device, device_gate, memory, gate, *engine));
+        handover->put(prepare_job(jobs[*i], *i, device, shares, gate, *engine));
       handover->close();
     });
     threads.emplace_back([&, lane, handover] {
@@ -273,6 +334,7 @@ QueueStats run_queue(const std::vector<QueueJob>& jobs, const QueueConfig& confi
         auto t0 = Clock::now();
         std::optional<Prepared> p = handover->take();
         if (!p) break;
+        if (stop.stopping()) continue;  // prepared, never started: its processes go with it
         run_one(lane, std::move(*p), seconds_since(t0));
       }
     });
@@ -280,6 +342,7 @@ QueueStats run_queue(const std::vector<QueueJob>& jobs, const QueueConfig& confi
   for (auto& t : threads) t.join();
   for (auto& t : builders) t.join();
   stats.wall_s = seconds_since(start);
+  stats.not_started = jobs.size() - stats.done - stats.failed;
   return stats;
 }
 

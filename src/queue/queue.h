@@ -7,6 +7,7 @@
 // between two evaluations. Works for any number of lanes; "cpu" lanes run side by side too.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -58,15 +59,24 @@ struct QueueConfig {
   // Host memory the lanes' evaluations may hold at once (core/memory_budget.h), in bytes; 0:
   // three quarters of what is available when the queue starts. Only with more than one lane.
   uint64_t memory_budget_bytes = 0;
+  // Memory of each CUDA device that the evaluations of its lanes may hold at once
+  // (core/device_memory.h), in bytes; 0: nine tenths of the device's own (nvidia-smi), or
+  // CUDAL1_DEVICE_MEMORY_GB when set (0 there: no budget). Only for a device with several lanes.
+  uint64_t device_memory_bytes = 0;
   // Lanes on one device stop each other's processes while one times, instead of waiting for
   // their stages to end (core/device_gate.h, freezing). Also on with CUDAL1_FREEZE_LANES=1.
   bool freeze_lanes = false;
+  // Once it reads true, no evaluation starts: those in hand finish and report, jobs never started
+  // get no on_result (QueueStats::not_started counts them). A caller sets it on Ctrl-C, so a long
+  // run stopped early keeps the work in flight (cli/queue_setup.h, StopOnSignal).
+  std::shared_ptr<const std::atomic<bool>> stop_starting;
 };
 
 struct QueueStats {
   double wall_s = 0;
   std::vector<double> lane_busy_s;  // per lane: seconds inside run_evaluation
   std::size_t done = 0, failed = 0;
+  std::size_t not_started = 0;      // left when stop_starting was set
   double evaluations_per_hour() const { return wall_s > 0 ? 3600.0 * double(done + failed) / wall_s : 0; }
   double idle_share() const;        // over all lanes: 1 - busy / (lanes * wall)
 };
@@ -76,7 +86,9 @@ struct QueueStats {
 struct LaneShares {
   std::map<std::string, std::shared_ptr<DeviceGate>> gates;
   std::shared_ptr<MemoryBudget> memory;  // null with one lane
+  std::map<std::string, std::shared_ptr<MemoryBudget>> device_memory;  // per CUDA device with several lanes
   std::shared_ptr<DeviceGate> gate_for(const std::string& device) const;  // null: the lane has it alone
+  std::shared_ptr<MemoryBudget> device_memory_for(const std::string& device) const;  // null: none
 };
 LaneShares lane_shares(const QueueConfig& config);
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -212,4 +213,101 @@ TEST(Queue, LanesWaitForHostMemory) {
   for (std::size_t i = 1; i < sorted.size(); ++i)
     EXPECT_LE(sorted[i - 1].second, sorted[i].first) << "two evaluations held memory at once";
   EXPECT_GT(waited, 0.0);
+}
+
+namespace {
+
+// An engine whose evaluations take `run_ms` and accept; it sets `stop` while the job `stop_at` runs.
+class TimedEngine : public EvaluationEngine {
+ public:
+  TimedEngine(int run_ms, std::size_t stop_at, std::shared_ptr<std::atomic<bool>> stop)
+      : run_ms_(run_ms), stop_at_(stop_at), stop_(std::move(stop)) {}
+  std::unique_ptr<PreparedRun> prepare(const EvalOptions& o) override {
+    struct Run : PreparedRun {
+      TimedEngine* engine;
+      std::string id;
+      EvalResult run() override {
+        if (*engine->stop_) engine->started_after_stop_ = true;
+        // The stop comes a third of the way in: a job the other lane started at the same moment
+        // is in hand by then, and the next is a whole run away.
+        std::this_thread::sleep_for(std::chrono::milliseconds(engine->run_ms_ / 3));
+        if (id == "job" + std::to_string(engine->stop_at_)) *engine->stop_ = true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(engine->run_ms_ - engine->run_ms_ / 3));
+        EvalResult r;
+        r.status = Status::ok;
+        r.accepted = true;
+        return r;
+      }
+    };
+    auto r = std::make_unique<Run>();
+    r->engine = this;
+    r->id = o.candidate_path;
+    return r;
+  }
+  std::atomic<bool> started_after_stop_{false};
+
+ private:
+  int run_ms_;
+  std::size_t stop_at_;
+  std::shared_ptr<std::atomic<bool>> stop_;
+};
+
+}  // namespace
+
+TEST(Queue, AStopLetsTheEvaluationsInHandFinishAndStartsNoOther) {
+  auto stop = std::make_shared<std::atomic<bool>>(false);
+  std::vector<QueueJob> js(8);
+  for (std::size_t i = 0; i < js.size(); ++i) js[i].id = js[i].options.candidate_path = "job" + std::to_string(i);
+  QueueConfig c;
+  c.devices = {"cpu", "cpu"};
+  auto engine = std::make_shared<TimedEngine>(600, 2, stop);
+  c.engine = engine;
+  c.stop_starting = stop;
+  std::set<std::string> reported;
+  QueueStats st = run_queue(js, c, [&](const QueueResult& r) {
+    ASSERT_TRUE(r.result) << "an evaluation in hand was cut off";
+    reported.insert(r.id);
+  });
+  // job2 set the stop while it ran: it and whatever the other lane had started finish and are
+  // reported; nothing starts after; the rest, prepared or not, are counted as not started.
+  EXPECT_TRUE(reported.count("job2")) << ::testing::PrintToString(reported);
+  EXPECT_FALSE(engine->started_after_stop_) << ::testing::PrintToString(reported);
+  EXPECT_EQ(st.done, reported.size());
+  EXPECT_GT(st.not_started, 0u);
+  EXPECT_EQ(st.not_started, js.size() - reported.size());
+}
+
+TEST(Queue, LanesSharingAGpuShareABudgetOfItsMemory) {
+  QueueConfig c;
+  c.devices = {"cuda:0", "cuda:0", "cuda:1", "cpu", "cpu"};
+  c.device_memory_bytes = uint64_t(8) << 30;
+  LaneShares s = lane_shares(c);
+  ASSERT_TRUE(s.device_memory_for("cuda:0"));
+  EXPECT_EQ(s.device_memory_for("cuda:0")->capacity(), uint64_t(8) << 30);
+  EXPECT_FALSE(s.device_memory_for("cuda:1")) << "a lane alone on its GPU has nothing to share";
+  EXPECT_FALSE(s.device_memory_for("cpu"));
+}
+
+// Two evaluations given one budget of a device's memory, too small for both: the second waits
+// until the first's workers are gone (the CPU's device memory is reported as none, so the
+// budget's one-runs-whatever-its-size rule lets each in alone).
+TEST(Queue, EvaluationsHoldTheDeviceMemoryBudgetUntilTheirWorkersAreGone) {
+  auto budget = std::make_shared<MemoryBudget>(1);
+  std::vector<EvalResult> results(2);
+  std::vector<std::thread> ts;
+  for (int i = 0; i < 2; ++i)
+    ts.emplace_back([&, i] {
+      QueueJob j = job("ok", "scale_add.py", "ok_scale_add_alpha.py");
+      j.options.device_memory_budget = budget;
+      results[std::size_t(i)] = evaluate(j.options);
+    });
+  for (auto& t : ts) t.join();
+  double waited = 0;
+  for (auto& r : results) {
+    EXPECT_TRUE(r.accepted) << r.error;
+    waited += r.phase_seconds.value("memory_wait", 0.0);
+  }
+  EXPECT_GT(waited, 0.5) << "the second evaluation did not wait for the first";
+  EXPECT_EQ(budget->reserved(), 0u) << "a reservation outlived its evaluation";
+  EXPECT_EQ(budget->estimate(results[0].task_hash, 123), 0u) << "the task's footprint was not remembered";
 }

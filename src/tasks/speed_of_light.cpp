@@ -7,6 +7,7 @@
 #include "core/paths.h"
 #include "runner/worker.h"
 #include "store/store.h"
+#include "tasks/task_worker.h"
 
 namespace fs = std::filesystem;
 
@@ -57,9 +58,10 @@ nlohmann::json add_speed_of_light(nlohmann::json& metas, const std::string& devi
                                   const std::string& python,
                                   const std::function<void(std::size_t, std::size_t)>& progress) {
   fs::path scratch = make_private_dir("cudal1-sol");
-  WorkerSpec spec{WorkerRole::reference, python, scratch.string(), device, {}};
-  spec.limits.output_bytes = std::size_t(64) << 20;
-  Worker worker(spec);
+  TaskWorkerQuery query{.python = python, .device = device, .scratch = scratch, .store = store};
+  if (eager)
+    for (auto& m : metas) query.task_files.push_back(m.at("path").get<std::string>());
+  Worker worker(task_worker_spec(query));
   auto minutes = std::chrono::minutes(10);
   nlohmann::json ceilings = device_ceilings(worker, device, store);
   for (std::size_t i = 0; i < metas.size(); ++i) {
@@ -69,7 +71,8 @@ nlohmann::json add_speed_of_light(nlohmann::json& metas, const std::string& devi
     m["sol_ms"] = sol;
     m["device"] = device;
     if (!eager) continue;
-    auto reply = reference_call(worker, {{"op", "eager_time"}, {"task", m["path"]}}, minutes, m["path"]);
+    std::string path = fs::absolute(m.at("path").get<std::string>()).string();
+    auto reply = reference_call(worker, {{"op", "eager_time"}, {"task", path}}, minutes, path);
     double eager_ms = reply.body.value("eager_ms", 0.0);
     m["eager_ms"] = eager_ms;
     m["sol_fraction"] = eager_ms > 0 ? sol / eager_ms : 0.0;

@@ -24,7 +24,8 @@ nlohmann::json device_ceilings(Worker& worker, const std::string& device, Store*
                                const std::function<void()>& before_measuring = {});
 
 // Adds "sol_ms" (and, when `eager`, "eager_ms" and "sol_fraction") to every task of `metas`
-// (from describe_tasks), on `device`. Returns the ceilings used:
+// (from describe_tasks), on `device`; the tasks' eager forwards run in the sandbox
+// (tasks/task_worker.h). Returns the ceilings used:
 // {"device", "device_name", "flops_per_s": {dtype: rate}, "bytes_per_s", ...}.
 nlohmann::json add_speed_of_light(nlohmann::json& metas, const std::string& device, bool eager,
                                   Store* store, const std::string& python,

@@ -8,13 +8,11 @@
 #include "core/paths.h"
 #include "runner/worker.h"
 #include "store/store.h"
+#include "tasks/task_worker.h"
 
 namespace fs = std::filesystem;
 
 namespace cudal1 {
-
-namespace {
-}  // namespace
 
 fs::path default_suite_dir() {
   if (const char* env = std::getenv("CUDAL1_TASKS_DIR")) return env;
@@ -38,24 +36,40 @@ std::vector<TaskEntry> discover_tasks(const fs::path& suite) {
   return out;
 }
 
+namespace {
+
+// The tasks the store has no description of: what the describing worker may read.
+std::vector<fs::path> uncached_tasks(const std::vector<TaskEntry>& tasks, const std::vector<std::string>& hashes,
+                                     Store* store) {
+  std::vector<fs::path> out;
+  for (std::size_t i = 0; i < tasks.size(); ++i)
+    if (!store || !store->find_cached("task:" + hashes[i], kDescribeVersion)) out.push_back(tasks[i].path);
+  return out;
+}
+
+}  // namespace
+
 nlohmann::json describe_tasks(const std::vector<TaskEntry>& tasks, Store* store, const std::string& python,
-                              const std::function<void(std::size_t, std::size_t)>& progress) {
+                              const std::function<void(std::size_t, std::size_t)>& progress,
+                              const std::vector<std::string>& hidden) {
   nlohmann::json out = nlohmann::json::array();
+  std::vector<std::string> hashes;
+  for (auto& t : tasks) hashes.push_back(sha256_hex(read_file(t.path)));
   std::unique_ptr<Worker> worker;  // started on the first cache miss only
   fs::path scratch;
   for (std::size_t i = 0; i < tasks.size(); ++i) {
     const TaskEntry& t = tasks[i];
     if (progress) progress(i, tasks.size());
-    std::string hash = sha256_hex(read_file(t.path));
+    const std::string& hash = hashes[i];
     nlohmann::json meta;
     if (store)
       if (auto cached = store->find_cached("task:" + hash, kDescribeVersion)) meta = *cached;
     if (meta.is_null()) {
       if (!worker) {
         scratch = make_private_dir("cudal1-describe");
-        WorkerSpec spec{WorkerRole::reference, python, scratch.string(), "cpu", {}};
-        spec.limits.output_bytes = std::size_t(64) << 20;
-        worker = std::make_unique<Worker>(spec);
+        worker = std::make_unique<Worker>(task_worker_spec(
+            {.python = python, .scratch = scratch, .task_files = uncached_tasks(tasks, hashes, store), .store = store,
+             .hidden = hidden}));
       }
       WorkerReply reply = reference_call(*worker, {{"op", "describe"}, {"task", fs::absolute(t.path).string()}},
                                          std::chrono::minutes(10), t.path.string());

@@ -2,7 +2,8 @@
 //
 // A suite is a folder with level1/, level2/, level3/ holding KernelBench task files (and
 // solutions/, which is not part of the suite). Metadata (FLOPs, minimum bytes, shapes) is
-// computed by the trusted reference worker and cached in the store by the task's content hash.
+// computed by running the task file in the sandbox (it may be a client's) and cached in the
+// store by the task's content hash.
 #pragma once
 
 #include <filesystem>
@@ -42,10 +43,12 @@ std::string resolve_task_file(const std::string& name_or_path);
 // when describe.py's definitions change, so cached metadata is recomputed.
 inline constexpr const char* kDescribeVersion = "describe/2";
 
-// Metadata of each task, from the store when cached, else computed (one worker for all) and
-// saved. Each element: {"name", "level", "path", "sha256", ...describe.py's fields}.
+// Metadata of each task, from the store when cached, else computed (one sandboxed worker for all,
+// tasks/task_worker.h: it sees neither the store's folder nor `hidden`) and saved. Each element:
+// {"name", "level", "path", "sha256", ...describe.py's fields}.
 nlohmann::json describe_tasks(const std::vector<TaskEntry>& tasks, Store* store,
                               const std::string& python,
-                              const std::function<void(std::size_t done, std::size_t total)>& progress);
+                              const std::function<void(std::size_t done, std::size_t total)>& progress,
+                              const std::vector<std::string>& hidden = {});
 
 }  // namespace cudal1

@@ -32,21 +32,8 @@ struct Scratch {
   }
 };
 
-json describe_task(const TaskLightQuery& q, const std::string& hash) {
-  if (q.store)
-    if (auto cached = q.store->find_cached("task:" + hash, kDescribeVersion)) return *cached;
-  Scratch scratch("cudal1-light");
-  std::string task = fs::absolute(q.task_path).string();
-  WorkerSpec spec{WorkerRole::reference, q.python, scratch.root.string(), "cpu", {}, {}};
-  spec.limits.output_bytes = std::size_t(64) << 20;
-  spec.sandbox = SandboxPolicy{.readable = {task}, .hidden = q.hidden};
-  Worker worker(spec);
-  WorkerReply reply = reference_call(worker, {{"op", "describe"}, {"task", task}}, std::chrono::minutes(10), task);
-  worker.shutdown();
-  json meta = reply.body.at("meta");
-  meta["torch"] = reply.body["env"].value("torch", "");
-  if (q.store) q.store->save_cached("task:" + hash, kDescribeVersion, meta);
-  return meta;
+json describe_task(const TaskLightQuery& q) {
+  return describe_tasks({TaskEntry{.path = q.task_path}}, q.store, q.python, nullptr, q.hidden).at(0);
 }
 
 json measure_ceilings(const TaskLightQuery& q) {
@@ -70,7 +57,7 @@ TaskLight task_speed_of_light(const TaskLightQuery& q) {
     if (auto it = described.find(hash); it != described.end()) meta = it->second;
     if (auto it = ceilings_of.find(q.device); it != ceilings_of.end()) ceilings = it->second;
   }
-  if (meta.is_null()) meta = describe_task(q, hash);
+  if (meta.is_null()) meta = describe_task(q);
   if (ceilings.is_null()) ceilings = measure_ceilings(q);
   {
     std::lock_guard lock(memo_mutex);

@@ -68,6 +68,24 @@ def _device_problem(device):
     return None
 
 
+def _with_device_memory(obj, device):
+    """A failure that ran out of GPU memory without PyTorch's own account of it (a CUDA runtime
+    error: `CUDA error: out of memory`) gets one, from the device itself: the parent tells a
+    device other processes filled from a candidate that filled it (evaluator/infrastructure.h)."""
+    message = obj.get("message")
+    if (obj.get("ok") is not False or not device.startswith("cuda") or not isinstance(message, str)
+            or "out of memory" not in message or "is free" in message):
+        return obj
+    try:
+        free, total = torch.cuda.mem_get_info(torch.device(device))
+        mine = torch.cuda.memory_reserved(torch.device(device))
+    except Exception:  # noqa: BLE001 — a device that cannot even say is left unexplained
+        return obj
+    obj["message"] = (message + f"\n(device memory when it failed: {int(total)} bytes in all, {int(free)} free, "
+                      f"{int(mine)} held by this process)")
+    return obj
+
+
 def _refuse_all(requests, reply, problem):
     """Answers every request with the environment's problem until the parent says exit."""
     for line in requests:
@@ -114,11 +132,12 @@ def main():
             reply({"ok": True})
             break
         try:
-            reply(host.handle(op, req))
+            answer = host.handle(op, req)
         except BaseException as e:  # noqa: BLE001 — any failure of hosted code is a reply
-            reply({"ok": False, "error": "exception", "type": type(e).__name__,
-                   "message": str(e)[:4000],
-                   "traceback": "".join(traceback.format_exception(type(e), e, e.__traceback__))[-6000:]})
+            answer = {"ok": False, "error": "exception", "type": type(e).__name__,
+                      "message": str(e)[:4000],
+                      "traceback": "".join(traceback.format_exception(type(e), e, e.__traceback__))[-6000:]}
+        reply(_with_device_memory(answer, args.device))
     sys.stdout.flush()
     os._exit(0)
 

@@ -48,6 +48,30 @@ class EachRoleItsOwnOps(unittest.TestCase):
                 self.assertTrue(host.handle("env", {})["ok"])
 
 
+class TheReferencePaysTheCandidatesHarness(unittest.TestCase):
+    """The parent subtracts each side's cost of empty calls from its clock, the candidate's only up
+    to the reference's plus an allowance: both sides' calls must run the same harness, the
+    guard's check and the audit hook it wakes included."""
+
+    def test_a_loaded_reference_checks_the_guard_after_every_call(self):
+        import sys
+        import tempfile
+        fixture = os.path.join(HERE, "..", "..", "..", "tests", "fixtures", "tasks", "scale_add.py")
+        woken = []
+        sys.addaudithook(lambda event, args: woken.append(event) if event == "object.__getattr__" else None)
+        with tempfile.TemporaryDirectory() as work, tempfile.TemporaryDirectory() as private:
+            host = ReferenceHost("cpu")
+            loaded = host.handle("load_task", {"task": os.path.abspath(fixture), "workdir": work, "private": private,
+                                               "inits": [{"seed": 1}], "cases": [{"init": 0, "dist": "normal", "seed": 2}]})
+            self.assertTrue(loaded["ok"], loaded)
+            self.assertTrue(host.timer.watch[0], "the reference's calls check nothing")
+            before = len(woken)
+            reply = host.handle("calls", {"calls": [{"case": 0, "variant": None, "slot": i} for i in range(4)]})
+            self.assertTrue(reply["ok"], reply)
+            # Each check reads every watched function's __code__, and each read is an audit event.
+            self.assertGreater(len(woken) - before, 4 * 10)
+
+
 def _imports(path, local):
     """The sibling modules `path` imports, at its top or inside a function."""
     with open(path) as f:

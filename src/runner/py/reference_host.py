@@ -8,6 +8,7 @@ import time
 import torch
 
 import calls
+import guard
 import loading
 import tensor_io
 import task_loading
@@ -37,8 +38,22 @@ class ReferenceHost(Host):
                  for j, init in enumerate(req["inits"])]
         cases = [self._load_case(task, k, case, req["workdir"], req["private"])
                  for k, case in enumerate(req["cases"])]
+        # The reference's calls pay for the harness as the candidate's do: the guard's check
+        # after every call, and its audit hook, which that check's own reads of each watched
+        # function's __code__ wake about two hundred times a call. The parent subtracts each
+        # side's cost of empty calls, the candidate's only up to the reference's plus a small
+        # allowance (evaluator/measure.cpp); with the hook on one side only, the candidate's
+        # empty calls on a busy H100 host passed that allowance in every evaluation, and the rest
+        # read as time outside its calls. Here the hook only records, and what it records of the
+        # task is never asked for.
+        guard.snapshot()
+        guard.install(req["task"])
+        self.timer.watch = guard.watch()
+        # The device memory the task took here (models, every case's inputs, one call's
+        # outputs), for the parent's budget of the device's memory (core/device_memory.h).
+        used = torch.cuda.max_memory_reserved(self.device) if self.device.type == "cuda" else 0
         return {"ok": True, "ctor": ctor, "inits": inits, "cases": cases,
-                "env": environment(self.device)}
+                "env": environment(self.device), "device_memory": used}
 
     def _load_init(self, task, j, seed, workdir):
         """Init j's model, kept, and its constructor arguments and weights in a file for the
