@@ -215,6 +215,7 @@ class Worker {
       if (c_.host_options) c_.host_options(o);
       o.device_gate = shares_.gate_for(device);
       o.memory_budget = shares_.memory;
+      o.device_memory_budget = shares_.device_memory_for(device);
       QueueConfig qc = c_.queue;
       qc.devices = {device};
       if (!qc.log) qc.log = [this](const std::string& l) { say(l); };

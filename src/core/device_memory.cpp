@@ -32,7 +32,12 @@ std::optional<std::string> smi_id(int n) {
 }  // namespace
 
 std::optional<uint64_t> cuda_device_total_bytes(const std::string& device) {
-  Device d = Device::parse(device);
+  Device d;
+  try {
+    d = Device::parse(device);
+  } catch (const std::exception&) {
+    return std::nullopt;  // not a device name: nothing to ask
+  }
   if (!d.is_cuda()) return std::nullopt;
   std::optional<std::string> id = smi_id(d.index.value_or(0));
   if (!id) return std::nullopt;

@@ -14,8 +14,8 @@
 
 namespace cudal1 {
 
-// Total memory of `device` ("cuda" or "cuda:N") in bytes; nullopt for a CPU device, or when
-// nvidia-smi is missing, fails, or names no such device.
+// Total memory of `device` ("cuda" or "cuda:N") in bytes; nullopt for a CPU device, a name that
+// is no device, or when nvidia-smi is missing, fails, or names no such device.
 std::optional<uint64_t> cuda_device_total_bytes(const std::string& device);
 
 }  // namespace cudal1

@@ -62,6 +62,7 @@ TEST(DeviceMemory, AsksNvidiaSmiForTheNamedDevice) {
   EXPECT_EQ(cuda_device_total_bytes("cuda"), uint64_t(81559) << 20);
   EXPECT_NE(smi.asked().find("-i 0"), std::string::npos) << smi.asked();
   EXPECT_EQ(cuda_device_total_bytes("cpu"), std::nullopt);
+  EXPECT_EQ(cuda_device_total_bytes("remote"), std::nullopt);
 }
 
 TEST(DeviceMemory, CudaVisibleDevicesMapsTheIndex) {

@@ -9,7 +9,6 @@
 #include <mutex>
 #include <thread>
 
-#include "core/device.h"
 #include "core/device_memory.h"
 
 namespace cudal1 {
@@ -182,7 +181,8 @@ Prepared prepare_job(const QueueJob& job, std::size_t index, const std::string& 
 
 // The budget of `device`'s memory for its lanes; 0: none (a CPU, or nothing known of the device).
 uint64_t device_memory_capacity(const QueueConfig& config, const std::string& device) {
-  if (!Device::parse(device).is_cuda()) return 0;
+  // Only a CUDA device has such memory; a cluster's lanes ("remote") are no device of this host.
+  if (device.rfind("cuda", 0) != 0) return 0;
   if (config.device_memory_bytes) return config.device_memory_bytes;
   if (const char* gb = std::getenv("CUDAL1_DEVICE_MEMORY_GB"); gb && *gb) return uint64_t(std::atof(gb) * double(1ull << 30));
   // A tenth stays free: each allocator's fragmentation, and whatever else uses the device.

@@ -286,6 +286,9 @@ TEST(Queue, LanesSharingAGpuShareABudgetOfItsMemory) {
   EXPECT_EQ(s.device_memory_for("cuda:0")->capacity(), uint64_t(8) << 30);
   EXPECT_FALSE(s.device_memory_for("cuda:1")) << "a lane alone on its GPU has nothing to share";
   EXPECT_FALSE(s.device_memory_for("cpu"));
+  // A cluster's lanes are no device of this host: no budget, and no error.
+  c.devices = {"remote", "remote"};
+  EXPECT_FALSE(lane_shares(c).device_memory_for("remote"));
 }
 
 // Two evaluations given one budget of a device's memory, too small for both: the second waits

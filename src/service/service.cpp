@@ -156,6 +156,7 @@ void RewardService::run_job(const Job& job, const std::string& device) {
     o.task_facts = store_task_facts(&store_);
     o.device_gate = shares_.gate_for(device);
     o.memory_budget = shares_.memory;
+    o.device_memory_budget = shares_.device_memory_for(device);
     const std::string task_src = files_.read(o.task_path), cand_src = files_.read(o.candidate_path);
     // A job run again after a crash finds the verdict its first run saved: the same answer.
     std::optional<EvalResult> result;
