@@ -30,13 +30,17 @@ struct Prebuilt {
 // still compiling does not hold up the ones behind it.
 class BuildGate {
  public:
-  explicit BuildGate(std::size_t n) : done_(n, false), taken_(n, false), built_(n) {}
+  // `stop`: QueueConfig::stop_starting (null: never).
+  BuildGate(std::size_t n, std::shared_ptr<const std::atomic<bool>> stop)
+      : done_(n, false), taken_(n, false), built_(n), stop_(std::move(stop)) {}
+  // Once set, no job is taken: take_ready answers nullopt, and lanes start nothing in hand.
+  bool stopping() const { return stop_ && *stop_; }
   // The lowest-numbered job not yet taken whose build is done, waiting for one if need be;
-  // nullopt once every job is taken.
+  // nullopt once every job is taken or the queue is stopping.
   std::optional<std::size_t> take_ready() {
     std::unique_lock<std::mutex> l(m_);
     for (;;) {
-      if (stopped_) return std::nullopt;
+      if (stopping()) return std::nullopt;
       bool left = false;
       for (std::size_t i = 0; i < done_.size(); ++i) {
         if (taken_[i]) continue;
@@ -47,19 +51,15 @@ class BuildGate {
         }
       }
       if (!left) return std::nullopt;
-      cv_.wait(l);
+      // The stop flag is set from outside, with no notice to this gate: look again now and then.
+      if (stop_) cv_.wait_for(l, std::chrono::milliseconds(100));
+      else cv_.wait(l);
     }
   }
   void finish(std::size_t i, Prebuilt built) {
     std::lock_guard<std::mutex> l(m_);
     done_[i] = true;
     built_[i] = std::move(built);
-    cv_.notify_all();
-  }
-  // No job is taken after this; take_ready's waiters return nullopt.
-  void stop() {
-    std::lock_guard<std::mutex> l(m_);
-    stopped_ = true;
     cv_.notify_all();
   }
   Prebuilt wait(std::size_t i) {
@@ -73,38 +73,7 @@ class BuildGate {
   std::condition_variable cv_;
   std::vector<bool> done_, taken_;
   std::vector<Prebuilt> built_;
-  bool stopped_ = false;
-};
-
-// Watches QueueConfig::stop_starting for the length of a run: once it is set, the build gate
-// hands out no more jobs and `stopping()` answers true.
-class StopWatch {
- public:
-  StopWatch(std::shared_ptr<const std::atomic<bool>> flag, BuildGate& gate) : flag_(std::move(flag)) {
-    if (!flag_) return;
-    thread_ = std::thread([this, &gate] {
-      std::unique_lock<std::mutex> l(m_);
-      while (!done_ && !*flag_) cv_.wait_for(l, std::chrono::milliseconds(100));
-      if (*flag_) gate.stop();
-    });
-  }
-  ~StopWatch() {
-    if (!thread_.joinable()) return;
-    {
-      std::lock_guard<std::mutex> l(m_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-  bool stopping() const { return flag_ && *flag_; }
-
- private:
-  std::shared_ptr<const std::atomic<bool>> flag_;
-  std::mutex m_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::thread thread_;
+  std::shared_ptr<const std::atomic<bool>> stop_;
 };
 
 struct Prepared {
@@ -182,7 +151,7 @@ Prepared prepare_job(const QueueJob& job, std::size_t index, const std::string& 
 // The budget of `device`'s memory for its lanes; 0: none (a CPU, or nothing known of the device).
 uint64_t device_memory_capacity(const QueueConfig& config, const std::string& device) {
   // Only a CUDA device has such memory; a cluster's lanes ("remote") are no device of this host.
-  if (device.rfind("cuda", 0) != 0) return 0;
+  if (!is_cuda_device(device)) return 0;
   if (config.device_memory_bytes) return config.device_memory_bytes;
   if (const char* gb = std::getenv("CUDAL1_DEVICE_MEMORY_GB"); gb && *gb) return uint64_t(std::atof(gb) * double(1ull << 30));
   // A tenth stays free: each allocator's fragmentation, and whatever else uses the device.
@@ -231,7 +200,7 @@ QueueStats run_queue(const std::vector<QueueJob>& jobs, const QueueConfig& confi
   auto start = Clock::now();
   QueueStats stats;
   stats.lane_busy_s.assign(config.devices.size(), 0.0);
-  BuildGate gate(jobs.size());
+  BuildGate gate(jobs.size(), config.stop_starting);
   std::mutex report_m;
   const std::shared_ptr<EvaluationEngine> engine =
       config.engine ? config.engine : real_evaluation_engine();
@@ -245,15 +214,13 @@ QueueStats run_queue(const std::vector<QueueJob>& jobs, const QueueConfig& confi
     }
   };
 
-  StopWatch stop(config.stop_starting, gate);
-
   // Prebuild: in job order, so the jobs the lanes take first are built first.
   std::atomic<std::size_t> next_build{0};
   std::vector<std::thread> builders;
   if (config.prebuild && config.prebuild_threads > 0) {
     for (int t = 0; t < config.prebuild_threads; ++t)
       builders.emplace_back([&] {
-        for (std::size_t i; !stop.stopping() && (i = next_build++) < jobs.size();) {
+        for (std::size_t i; !gate.stopping() && (i = next_build++) < jobs.size();) {
           auto t0 = Clock::now();
           Prebuilt built;
           // A prebuild that fails leaves the job to build the stock way; the failure is said.
@@ -317,7 +284,7 @@ QueueStats run_queue(const std::vector<QueueJob>& jobs, const QueueConfig& confi
           std::optional<std::size_t> i = gate.take_ready();
           if (!i) break;
           Prepared p = prepare_job(jobs[*i], *i, device, shares, gate, *engine);
-          if (stop.stopping()) continue;
+          if (gate.stopping()) continue;
           run_one(lane, std::move(p), seconds_since(t0));
         }
       });
@@ -334,7 +301,7 @@ QueueStats run_queue(const std::vector<QueueJob>& jobs, const QueueConfig& confi
         auto t0 = Clock::now();
         std::optional<Prepared> p = handover->take();
         if (!p) break;
-        if (stop.stopping()) continue;  // prepared, never started: its processes go with it
+        if (gate.stopping()) continue;  // prepared, never started: its processes go with it
         run_one(lane, std::move(*p), seconds_since(t0));
       }
     });

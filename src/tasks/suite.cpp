@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 
 #include "core/error.h"
 #include "core/hash.h"
@@ -36,51 +37,43 @@ std::vector<TaskEntry> discover_tasks(const fs::path& suite) {
   return out;
 }
 
-namespace {
-
-// The tasks the store has no description of: what the describing worker may read.
-std::vector<fs::path> uncached_tasks(const std::vector<TaskEntry>& tasks, const std::vector<std::string>& hashes,
-                                     Store* store) {
-  std::vector<fs::path> out;
-  for (std::size_t i = 0; i < tasks.size(); ++i)
-    if (!store || !store->find_cached("task:" + hashes[i], kDescribeVersion)) out.push_back(tasks[i].path);
-  return out;
-}
-
-}  // namespace
-
 nlohmann::json describe_tasks(const std::vector<TaskEntry>& tasks, Store* store, const std::string& python,
                               const std::function<void(std::size_t, std::size_t)>& progress,
                               const std::vector<std::string>& hidden) {
-  nlohmann::json out = nlohmann::json::array();
+  // What the store already knows, looked up once; the others are what the worker may read.
   std::vector<std::string> hashes;
-  for (auto& t : tasks) hashes.push_back(sha256_hex(read_file(t.path)));
+  std::vector<nlohmann::json> metas;
+  std::vector<fs::path> uncached;
+  for (auto& t : tasks) {
+    hashes.push_back(sha256_hex(read_file(t.path)));
+    std::optional<nlohmann::json> cached;
+    if (store) cached = store->find_cached("task:" + hashes.back(), kDescribeVersion);
+    metas.push_back(cached ? *cached : nlohmann::json());
+    if (!cached) uncached.push_back(t.path);
+  }
+  nlohmann::json out = nlohmann::json::array();
   std::unique_ptr<Worker> worker;  // started on the first cache miss only
   fs::path scratch;
   for (std::size_t i = 0; i < tasks.size(); ++i) {
     const TaskEntry& t = tasks[i];
     if (progress) progress(i, tasks.size());
-    const std::string& hash = hashes[i];
-    nlohmann::json meta;
-    if (store)
-      if (auto cached = store->find_cached("task:" + hash, kDescribeVersion)) meta = *cached;
+    nlohmann::json& meta = metas[i];
     if (meta.is_null()) {
       if (!worker) {
         scratch = make_private_dir("cudal1-describe");
         worker = std::make_unique<Worker>(task_worker_spec(
-            {.python = python, .scratch = scratch, .task_files = uncached_tasks(tasks, hashes, store), .store = store,
-             .hidden = hidden}));
+            {.python = python, .scratch = scratch, .task_files = uncached, .store = store, .hidden = hidden}));
       }
       WorkerReply reply = reference_call(*worker, {{"op", "describe"}, {"task", fs::absolute(t.path).string()}},
                                          std::chrono::minutes(10), t.path.string());
       meta = reply.body["meta"];
       meta["torch"] = reply.body["env"].value("torch", "");
-      if (store) store->save_cached("task:" + hash, kDescribeVersion, meta);
+      if (store) store->save_cached("task:" + hashes[i], kDescribeVersion, meta);
     }
     meta["name"] = t.name;
     meta["level"] = t.level;
     meta["path"] = t.path.string();
-    meta["sha256"] = hash;
+    meta["sha256"] = hashes[i];
     out.push_back(meta);
   }
   if (worker) worker->shutdown();
