@@ -1,7 +1,7 @@
 """bench/guard_cost.py — what the guard costs one call of the harness on this machine's CPU: a 64x64
 identity through calls.Runner (the cache flush left out), plain, with the guard's per-call check,
 and with the check and the audit hook it wakes. Best of 5 rounds of 300 calls each.
-Run from the repository root: python3 bench/guard_cost.py"""
+Run from the repository root with a Python that has torch (Debian's /usr/bin/python3 here)."""
 import os
 import sys
 import tempfile
