@@ -226,7 +226,8 @@ fi
 # lanes), with its HTML report. Resumable across machines: its store (results, baselines, the seal's
 # key) comes back as bench_state.tgz, and BENCH_RESTORE=that file puts it back on a fresh machine.
 # BENCH_DEADLINE (seconds) stops the run gently: no evaluation starts after it, those in hand finish
-# (BENCH_GRACE seconds at most, default 150) and are kept, and the report covers what was scored.
+# (BENCH_GRACE seconds at most, default 150) and are kept, and the report covers what was scored
+# (written from the store when the grace ran out).
 if has audit; then
   : "${BENCH_JSONL:?stage audit scores the CUDA-L1 file BENCH_JSONL names}"
   mkdir -p "$scratch/bench_state"
@@ -234,7 +235,16 @@ if has audit; then
   ${BENCH_DEADLINE:+timeout -s INT -k "${BENCH_GRACE:-150}" "$BENCH_DEADLINE"} "$bin/cudal1" bench --jsonl "$BENCH_JSONL" --limit "${BENCH_LIMIT:-20}" \
     --device cuda --lanes "${BENCH_LANES:-1}" --db "$scratch/bench_state/results.db" --work "$scratch/bench_work" \
     --html "$out/bench.html" --markdown "$out/bench.md" >"$out/bench_cuda_l1.txt" 2>"$out/bench_progress.txt"
-  echo "bench exit $?" >>"$out/bench_cuda_l1.txt"
+  rc=$?
+  echo "bench exit $rc" >>"$out/bench_cuda_l1.txt"
+  # Killed after its grace (an evaluation in hand outlasted it): the store keeps every finished
+  # row, so the report is written from it.
+  if [ "$rc" -ne 0 ] || [ ! -s "$out/bench.md" ]; then
+    "$bin/cudal1" bench --jsonl "$BENCH_JSONL" --limit "${BENCH_LIMIT:-20}" --device cuda --stored-only \
+      --db "$scratch/bench_state/results.db" --work "$scratch/bench_work" --html "$out/bench.html" --markdown "$out/bench.md" \
+      >>"$out/bench_cuda_l1.txt" 2>>"$out/bench_progress.txt"
+    echo "report from the store: exit $?" >>"$out/bench_cuda_l1.txt"
+  fi
   tar -czf "$out/bench_state.tgz" -C "$scratch/bench_state" . 2>/dev/null
 fi
 

@@ -14,6 +14,7 @@
 #include "core/hash.h"
 #include "queue/jobs.h"
 #include "report/bench_report.h"
+#include "report/html.h"
 #include "report/result_notes.h"
 #include "report/table.h"
 #include "runner/python.h"
@@ -34,14 +35,26 @@ struct BenchArgs {
   std::size_t limit = 0;
   int gpus = 0, lanes = 1;
   double memory_budget_gb = 0;
-  bool json_out = false, no_baselines = false, force = false, no_sol = false;
+  bool json_out = false, no_baselines = false, force = false, no_sol = false, stored_only = false;
   BuildServiceFlags builds;
 };
 
 // A job's row of the bench JSON (report/bench_report.h), from its result or its error.
-json bench_row(const QueueJob& job, const std::optional<EvalResult>& r, const std::string& error) {
+// not_scored: why the row has neither (a stop, --stored-only); such a row is outside the statistics.
+json bench_row(const QueueJob& job, const std::optional<EvalResult>& r, const std::string& error,
+               const std::string& not_scored) {
   json row = {{"task", job.id}, {"level", job.meta.value("level", 0)}};
-  if (const json c = job.meta.value("claimed", json::object()); c.contains("eager")) row["claimed_speedup"] = c["eager"];
+  if (const json c = job.meta.value("claimed", json::object()); !c.empty()) {
+    row["claimed"] = c;
+    if (c.contains("eager")) row["claimed_speedup"] = c["eager"];
+  }
+  if (!r && !not_scored.empty()) {
+    row["status"] = "not_scored";
+    row["accepted"] = false;
+    row["reason"] = not_scored;
+    row["flags"] = json::array();
+    return row;
+  }
   if (!r) {
     row["status"] = "error";
     row["accepted"] = false;
@@ -49,6 +62,7 @@ json bench_row(const QueueJob& job, const std::optional<EvalResult>& r, const st
     return row;
   }
   row["status"] = status_name(r->status);
+  if (!r->error.empty()) row["error"] = truncate_utf8(r->error, 600);  // the whole one stays in the store
   row["from_store"] = r->from_store;  // a resumed run's rows were measured before it
   if (std::string note = noise_note(*r); !note.empty()) row["note"] = note;
   row["accepted"] = r->accepted;
@@ -79,6 +93,30 @@ void add_sol_fractions(json& rows, const std::vector<QueueJob>& jobs, const std:
   }
 }
 
+// The speed of light needs each task's ceilings on the device; a report is worth more than that
+// column, so a failure there leaves the column out and says why instead of losing the report.
+void add_sol_fractions_or_say_why(json& rows, const std::vector<QueueJob>& jobs, const std::string& device, Store* store) {
+  try {
+    add_sol_fractions(rows, jobs, device, store);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "cudal1 bench: the report leaves out the speed-of-light fractions: %s (--no-sol skips them)\n",
+                 e.what());
+  }
+}
+
+// The lanes' devices; a report of the store's results alone (--stored-only) looks on every CUDA
+// device the store names when asked for "cuda", so a machine without a GPU can write it.
+std::vector<std::string> bench_devices(const BenchArgs& a, Store& store) {
+  if (!a.stored_only || a.device != "cuda") return lane_devices(a.device, a.gpus, a.lanes, false);
+  std::vector<std::string> cuda;
+  for (auto& d : store.devices())
+    if (d.starts_with("cuda")) cuda.push_back(d);
+  if (cuda.empty())
+    throw Error(ErrorKind::input, "the store " + store.path().string() + " holds no result measured on a CUDA device",
+                "name the store that the GPU run wrote (--db), or the device its results were measured on (--device)");
+  return cuda;
+}
+
 void print_summary(const json& bench) {
   BenchStats st = bench_stats(bench);
   Table t({"level", "tasks", "correct", "baseline", "measured", "mean", "median", "geomean", "> 1.01x"},
@@ -95,6 +133,7 @@ void print_summary(const json& bench) {
   std::cout << "\nflags: " << st.flags;
   for (auto& [name, n] : st.flag_counts) std::cout << (name == st.flag_counts.begin()->first ? " (" : ", ") << name << " " << n;
   std::cout << (st.flag_counts.empty() ? "" : ")") << "\n";
+  if (st.not_scored) std::cout << "not scored yet: " << st.not_scored << " (left out of every figure above)\n";
 }
 
 void run_bench(const BenchArgs& a) {
@@ -109,7 +148,7 @@ void run_bench(const BenchArgs& a) {
   StopOnSignal stop("cudal1 bench");  // before any thread: Ctrl-C keeps the evaluations in hand
   QueueConfig config;
   config.stop_starting = stop.flag();
-  config.devices = lane_devices(a.device, a.gpus, a.lanes, false);
+  config.devices = bench_devices(a, *store);
   config.memory_budget_bytes = uint64_t(a.memory_budget_gb * double(1ull << 30));
   for (auto& j : jobs) {
     j.options.baselines = !a.no_baselines;
@@ -130,10 +169,10 @@ void run_bench(const BenchArgs& a) {
     }
     if (!results[i]) pending.push_back(jobs[i]), pending_index.push_back(i);
   }
-  if (pending.size() < jobs.size())
-    std::fprintf(stderr, "%zu of %zu already scored in %s; scoring the other %zu\n", jobs.size() - pending.size(), jobs.size(),
-                 store->path().c_str(), pending.size());
-  if (!pending.empty()) {
+  if (pending.size() < jobs.size() || a.stored_only)
+    std::fprintf(stderr, "%zu of %zu already scored in %s; %s the other %zu\n", jobs.size() - pending.size(), jobs.size(),
+                 store->path().c_str(), a.stored_only ? "--stored-only leaves out" : "scoring", pending.size());
+  if (!pending.empty() && !a.stored_only) {
     std::unique_ptr<BuildService> builds = attach_build_service(config, a.builds);
     ProgressLine progress(jobs.size(), jobs.size() - pending.size());
     run_queue(pending, config, [&](const QueueResult& r) {
@@ -148,21 +187,26 @@ void run_bench(const BenchArgs& a) {
     });
     progress.finish();
   }
-  for (std::size_t i = 0; i < jobs.size(); ++i)
-    if (!results[i] && errors[i].empty() && *stop.flag())
-      errors[i] = "not scored: the run was stopped before it started (run the same command again to go on)";
+  std::vector<std::string> not_scored(jobs.size());
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    if (results[i] || !errors[i].empty()) continue;
+    if (a.stored_only)
+      not_scored[i] = "the store holds no result for it (run the same command without --stored-only to score it)";
+    else if (*stop.flag())
+      not_scored[i] = "the run was stopped before it started (run the same command again to go on)";
+  }
 
   json rows = json::array();
   json provenance = json::object();
   for (std::size_t i = 0; i < jobs.size(); ++i) {
-    rows.push_back(bench_row(jobs[i], results[i], errors[i]));
+    rows.push_back(bench_row(jobs[i], results[i], errors[i], not_scored[i]));
     if (results[i] && provenance.empty()) {
       const json& p = results[i]->provenance;
       for (auto key : {"device_name", "driver", "torch", "cuda", "cudal1", "protocol"})
         if (p.contains(key) && !p[key].is_null()) provenance[key] = p[key].is_string() ? p[key] : json(p[key].dump());
     }
   }
-  if (!a.no_sol) add_sol_fractions(rows, jobs, config.devices.front(), store.get());
+  if (!a.no_sol) add_sol_fractions_or_say_why(rows, jobs, config.devices.front(), store.get());
   std::string set = a.jsonl.empty() ? a.folder : a.jsonl;
   json bench = {{"title", a.title.empty() ? fs::path(set).filename().string() + " on " + provenance.value("device_name", a.device) : a.title},
                 {"suite", a.jsonl.empty() ? suite.string() : "the rows' ref_code"}, {"kernel_set", set},
@@ -200,6 +244,8 @@ void register_bench(CLI::App& app) {
   cmd->add_option("--work", args->work, "with --jsonl: folder for the rows' files (default ./cudal1-bench-work)");
   cmd->add_option("--db", args->db, "SQLite store: results, baselines, task metadata (default as for eval)");
   cmd->add_flag("--force", args->force, "score again what the store already has");
+  cmd->add_flag("--stored-only", args->stored_only, "score nothing: report what the store already holds for the set "
+                                                    "(needs no GPU; the rows it lacks say so)")->excludes("--force");
   cmd->add_flag("--no-baselines", args->no_baselines, "eager only");
   cmd->add_flag("--no-sol", args->no_sol, "skip the speed-of-light fractions");
   cmd->add_option("--clang", args->builds.clang, kClangOptionHelp);

@@ -316,6 +316,27 @@ TEST(Cli, BenchScoresAFolderAndResumesFromTheStore) {
     for (auto& row : *rows) row.erase("from_store");
   EXPECT_EQ(resumed, b["rows"]);
 
+  // A kernel the store has never seen: --stored-only reports without scoring it, and says so.
+  fs::copy_file(fixture("candidates/ok_two_outputs_reuse.py"), dir / "kernels" / "level1" / "two_outputs.py");
+  CliRun stored = run_cli(args + " --stored-only");
+  ASSERT_EQ(stored.exit_code, 0) << stored.err;
+  EXPECT_NE(stored.err.find("2 of 3 already scored"), std::string::npos) << stored.err;
+  std::map<std::string, json> listed;
+  const json stored_bench = only_json(stored.out);  // named: rows of a temporary would dangle
+  for (auto& r : stored_bench["rows"]) listed[r["task"]] = r;
+  ASSERT_EQ(listed.size(), 3u);
+  EXPECT_EQ(listed["level1/two_outputs"]["status"], "not_scored");
+  EXPECT_NE(listed["level1/two_outputs"].value("reason", "").find("without --stored-only"), std::string::npos);
+  EXPECT_TRUE(listed["level1/two_outputs"]["flags"].empty());
+  EXPECT_NE(stored.out.find("\"not_scored\""), std::string::npos);
+  EXPECT_TRUE(listed["level1/scale_add"]["from_store"].get<bool>());
+  EXPECT_NE(run_cli(args + " --stored-only --force").exit_code, 0);  // nothing to score again
+  // Asked for every GPU on a store that holds CPU results only: a clear error, not a GPU probe.
+  CliRun no_cuda = run_cli("bench --folder " + (dir / "kernels").string() + " --suite " + (dir / "suite").string() +
+                           " --device cuda --stored-only --no-sol --db " + (dir / "r.db").string());
+  EXPECT_NE(no_cuda.exit_code, 0);
+  EXPECT_NE(no_cuda.err.find("holds no result measured on a CUDA device"), std::string::npos) << no_cuda.err;
+
   CliRun bad = run_cli("bench --device cpu --no-sol --db " + (dir / "r.db").string());
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.err.find("--jsonl"), std::string::npos) << bad.err;

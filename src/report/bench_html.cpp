@@ -49,7 +49,10 @@ std::string header(const json& bench, const BenchStats& s) {
   }
   const BenchLevelStats& all = s.levels.back();
   out += "<p>" + std::to_string(all.tasks) + " tasks, " + std::to_string(all.accepted) +
-         " accepted, " + std::to_string(s.flags) + " flags.</p></header>";
+         " accepted, " + std::to_string(s.flags) + " flags.";
+  if (s.not_scored)
+    out += " " + std::to_string(s.not_scored) + " more not scored yet: left out of every figure.";
+  out += "</p></header>";
   return out;
 }
 
@@ -145,7 +148,8 @@ std::string bench_html(const json& bench) {
   std::string primary = s.baselines.empty() ? "" : s.baselines.front();
   if (std::find(s.baselines.begin(), s.baselines.end(), "eager") != s.baselines.end()) primary = "eager";
 
-  std::string body = header(bench, s) + "\n" + bench_page::summary_section(s) + "\n" + kHowToRead;
+  std::string body = header(bench, s) + "\n" + bench_page::summary_section(s) + "\n" + bench_page::claims_section(bench) +
+                     "\n" + kHowToRead;
   body += distribution_section(bench, s.baselines) + "\n";
   body += tasks_section(bench, primary) + "\n";
   body += sol_section(bench) + "\n" + bench_page::flags_section(bench) + "\n";

@@ -1,4 +1,5 @@
 // The bench report's Markdown summary: what a pull request or a notes file quotes.
+#include "report/bench_claims.h"
 #include "report/bench_report.h"
 #include "report/html.h"
 
@@ -13,6 +14,41 @@ std::string md(const std::string& s, std::size_t max_bytes = 200) {
 }
 
 std::string stat(const std::optional<double>& v) { return v ? format_speedup(*v) : "-"; }
+
+std::string level_name(const std::string& level) { return level == "all" ? "all" : "level " + level; }
+
+// The set's own claims beside what was measured (report/bench_claims.h defines each column).
+std::string claims_table(const json& bench) {
+  std::vector<BenchClaimStats> claims = bench_claims(bench);
+  if (claims.empty()) return "";
+  std::string out = "\n## The kernel set's claims\n\n" + bench_claims_rule() + "\n\n| level | baseline |";
+  std::string rule = "| --- | --- |";
+  for (auto& h : bench_claims_headings()) out += " " + h + " |", rule += " ---: |";
+  out += "\n" + rule + "\n";
+  for (auto& c : claims)
+    out += "| " + level_name(c.level) + " | " + md(c.baseline, 80) + " | " + std::to_string(c.claims) + " | " +
+           std::to_string(c.hold) + " | " + std::to_string(c.below) + " | " + std::to_string(c.not_accepted) + " | " +
+           stat(c.claimed_geomean) + " | " + stat(c.claimed_geomean_accepted) + " | " +
+           stat(c.measured_geomean_accepted) + " |\n";
+  return out;
+}
+
+// Every scored row that was not accepted, with the reason: the first blocking flag, else the error.
+std::string not_accepted_table(const json& bench) {
+  std::string out;
+  for (auto& row : bench_rows(bench)) {
+    if (bench_not_scored(row) || bench_accepted(row)) continue;
+    std::string why = bench_text(row, "error");
+    for (auto& f : bench_flags(row))
+      if (f.severity == "block") {
+        why = f.name + ": " + f.evidence;
+        break;
+      }
+    out += "| " + md(bench_text(row, "task"), 120) + " | " + md(bench_status(row), 40) + " | " + md(why, 240) + " |\n";
+  }
+  if (out.empty()) return "";
+  return "\n## Not accepted, and why\n\n| task | status | why |\n| --- | --- | --- |\n" + out;
+}
 
 }  // namespace
 
@@ -48,8 +84,19 @@ std::string bench_markdown(const json& bench) {
   }
   out += "\nStatistics are over accepted rows with a valid speedup; share >1.01x is over all tasks "
          "of the level (failed rows count as not faster); n/a: baseline not available.\n";
+  if (s.not_scored) {
+    out += "\nNot scored yet, and outside every figure above: " + std::to_string(s.not_scored) + " rows (";
+    bool first = true;
+    for (auto& l : s.levels)
+      if (l.level != "all" && l.not_scored) {
+        out += std::string(first ? "" : ", ") + "level " + l.level + ": " + std::to_string(l.not_scored);
+        first = false;
+      }
+    out += "). The figures cover the " + std::to_string(s.levels.back().tasks) + " rows scored so far.\n";
+  }
+  out += claims_table(bench);
 
-  out += "\nFlags: " + std::to_string(s.flags);
+  out += "\n## Flags\n\nFlags: " + std::to_string(s.flags);
   if (s.flags) {
     out += "\n\n| flag | count | blocking |\n| --- | ---: | ---: |\n";
     for (auto& [name, n] : s.flag_counts) {
@@ -60,7 +107,7 @@ std::string bench_markdown(const json& bench) {
   } else {
     out += "\n";
   }
-  return out;
+  return out + not_accepted_table(bench);
 }
 
 }  // namespace cudal1

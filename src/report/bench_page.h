@@ -32,6 +32,8 @@ std::string text(const std::string& s, std::size_t max_bytes = 200);
 std::string speedup_cell(const nlohmann::json& row, const std::string& baseline);
 
 std::string summary_section(const BenchStats& s);
+// The kernel set's claims beside what was measured (report/bench_claims.h); empty without claims.
+std::string claims_section(const nlohmann::json& bench);
 std::string flags_section(const nlohmann::json& bench);
 std::string rows_section(const nlohmann::json& bench, const std::vector<std::string>& baselines);
 

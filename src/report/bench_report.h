@@ -14,13 +14,18 @@
 //     task                  string  "level1/23_silu"
 //     level                 int     1, 2, 3 (any other integer forms its own group)
 //     status                string  ok | incorrect | compile_error | runtime_error | timeout |
-//                                   crash | rejected | error (anything else shows as is)
+//                                   crash | rejected | error (anything else shows as is) |
+//                                   not_scored (a row the run has not scored yet: outside every
+//                                   statistic and count, which say how many were left)
+//     reason                string  with not_scored: why, and what to run
 //     accepted              bool    only exactly true counts as accepted
 //     speedup               object  baseline -> t_baseline / t_candidate; absent or null: that
 //                                   baseline is not available for this task
 //     baseline_unavailable  object  baseline -> reason (string); makes the baseline n/a even when
 //                                   a number is given
 //     claimed_speedup       number  what the kernel set's authors claimed (against eager)
+//     claimed               object  baseline -> what they claimed against it (report/bench_claims.h)
+//     error                 string  why a row that failed failed (its start)
 //     sol_fraction          number  fraction of speed of light, 0..1
 //     runtime_ms            object  "candidate", "eager" (others ignored), milliseconds
 //     flags                 [object] {name (or id), severity: warn | block | info, evidence}

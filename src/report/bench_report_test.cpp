@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "report/bench_claims.h"
 #include "report/bench_report.h"
 #include "report/html.h"
 #include "report/svg.h"
@@ -258,6 +259,78 @@ TEST(BenchMarkdown, SummaryTableAndFlagCounts) {
   EXPECT_NE(md.find("Flags: 3"), std::string::npos);
   EXPECT_NE(md.find("| timing\\_noisy | 2 | 0 |"), std::string::npos);
   EXPECT_NE(md.find("| decoy\\_kernel | 1 | 1 |"), std::string::npos);
+}
+
+// A run reported before it was done: its rows not scored yet change no figure and are counted apart.
+TEST(BenchMarkdown, RowsNotScoredYetAreOutsideEveryFigure) {
+  json bench = fixture();
+  const std::string before = cudal1::bench_markdown(bench);
+  json waiting = row("level1/z", 1, "not_scored", false);
+  waiting["reason"] = "the run was stopped before it started";
+  waiting["flags"] = {{{"name", "timing_noisy"}, {"severity", "warn"}, {"evidence", "not counted"}}};
+  bench["rows"].push_back(waiting);
+  bench["rows"].push_back(row("level5/y", 5, "not_scored", false));
+  cudal1::BenchStats s = cudal1::bench_stats(bench);
+  EXPECT_EQ(s.not_scored, 2);
+  EXPECT_EQ(level(s, "1").tasks, 6);
+  EXPECT_EQ(level(s, "1").not_scored, 1);
+  EXPECT_EQ(level(s, "5").tasks, 0);
+  EXPECT_EQ(level(s, "5").not_scored, 1);
+  EXPECT_EQ(level(s, "all").tasks, 9);
+  EXPECT_EQ(s.flags, 3);
+  std::string md = cudal1::bench_markdown(bench);
+  EXPECT_NE(md.find("| level 1 | eager | 6 | 4/6 (66.7%) | 1.88x | 1.50x | 1.41x | 33.3% | 0 | 0 |"), std::string::npos);
+  EXPECT_NE(md.find("Not scored yet, and outside every figure above: 2 rows (level 1: 1, level 5: 1). "
+                    "The figures cover the 9 rows scored so far."), std::string::npos) << md;
+  EXPECT_EQ(before.find("Not scored yet"), std::string::npos);
+  EXPECT_NE(cudal1::bench_html(bench).find("2 more not scored yet"), std::string::npos);
+}
+
+// The set's claims against the measured speedups, by hand: level 1 eager has two claims that hold
+// (one at 92.5% of it), one accepted below the 90% line and one not accepted.
+TEST(BenchClaims, HoldBelowAndNotAcceptedWithTheirGeomeans) {
+  json rows = json::array();
+  json a = row("level1/a", 1, "ok", true, {{"eager", 2.0}, {"compile", 1.0}});
+  a["claimed"] = {{"eager", 2.0}, {"compile", 1.5}};
+  json b = row("level1/b", 1, "ok", true, {{"eager", 0.5}});
+  b["claimed"] = {{"eager", 1.0}};
+  json c = row("level1/c", 1, "ok", true, {{"eager", 3.7}});  // 92.5% of its claim
+  c["claimed_speedup"] = 4.0;  // the older field: a claim against eager
+  json e = row("level1/e", 1, "incorrect", false);
+  e["claimed"] = {{"eager", 3.0}};
+  e["error"] = "case 2: output 0: 12 of 4096 elements outside tolerance";
+  json waiting = row("level1/w", 1, "not_scored", false);
+  waiting["claimed"] = {{"eager", 100.0}};
+  json unclaimed = row("level2/u", 2, "ok", true, {{"eager", 1.2}});
+  for (auto* r : {&a, &b, &c, &e, &waiting, &unclaimed}) rows.push_back(*r);
+  json bench = {{"baselines", {"eager", "compile"}}, {"rows", rows}};
+
+  std::vector<cudal1::BenchClaimStats> claims = cudal1::bench_claims(bench);
+  ASSERT_EQ(claims.size(), 4u);  // level 1 and all, eager and compile; level 2 claims nothing
+  const auto& eager = claims[0];
+  EXPECT_EQ(eager.level, "1");
+  EXPECT_EQ(eager.baseline, "eager");
+  EXPECT_EQ(eager.claims, 4);
+  EXPECT_EQ(eager.hold, 2);
+  EXPECT_EQ(eager.below, 1);
+  EXPECT_EQ(eager.not_accepted, 1);
+  EXPECT_NEAR(*eager.claimed_geomean, std::pow(2.0 * 1.0 * 4.0 * 3.0, 0.25), 1e-12);
+  EXPECT_NEAR(*eager.claimed_geomean_accepted, std::pow(2.0 * 1.0 * 4.0, 1.0 / 3), 1e-12);
+  EXPECT_NEAR(*eager.measured_geomean_accepted, std::pow(2.0 * 0.5 * 3.7, 1.0 / 3), 1e-12);
+  const auto& compile = claims[1];
+  EXPECT_EQ(compile.baseline, "compile");
+  EXPECT_EQ(compile.claims, 1);
+  EXPECT_EQ(compile.below, 1);
+  EXPECT_EQ(claims[2].level, "all");
+  EXPECT_EQ(claims[2].claims, 4);
+
+  std::string md = cudal1::bench_markdown(bench);
+  EXPECT_NE(md.find("| level 1 | eager | 4 | 2 | 1 | 1 | 2.21x | 2.00x | 1.55x |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| level1/e | incorrect | case 2: output 0: 12 of 4096 elements outside tolerance |"),
+            std::string::npos) << md;
+  EXPECT_EQ(md.find("level1/w |"), std::string::npos) << "a row not scored is no failed claim";
+  EXPECT_NE(cudal1::bench_html(bench).find("<section id=\"claims\">"), std::string::npos);
+  EXPECT_EQ(cudal1::bench_html(fixture()).find("<section id=\"claims\">"), std::string::npos);
 }
 
 TEST(BenchSvg, BarsInDetailThenCompact) {

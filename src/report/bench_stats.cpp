@@ -66,9 +66,10 @@ BenchBaselineStats baseline_stats(const std::vector<const json*>& rows, const st
 }
 
 BenchLevelStats level_stats(const std::string& level, const std::vector<const json*>& rows,
-                            const std::vector<std::string>& baselines) {
+                            const std::vector<std::string>& baselines, int not_scored) {
   BenchLevelStats s;
   s.level = level;
+  s.not_scored = not_scored;
   s.tasks = static_cast<int>(rows.size());
   for (const json* row : rows) {
     s.accepted += bench_accepted(*row);
@@ -146,6 +147,8 @@ std::string bench_status(const json& row) {
   return s.empty() ? "unknown" : s;
 }
 
+bool bench_not_scored(const json& row) { return bench_text(row, "status") == "not_scored"; }
+
 bool bench_has(const json& obj, const char* key) { return has_field(obj, key); }
 
 std::optional<double> bench_number(const json& obj, const char* key) {
@@ -195,8 +198,17 @@ BenchStats bench_stats(const json& bench) {
   BenchStats s;
   s.baselines = bench_baselines(bench);
   std::map<int, std::vector<const json*>> by_level{{1, {}}, {2, {}}, {3, {}}};
+  std::map<int, int> not_scored;
   std::vector<const json*> all;
   for (auto& row : bench_rows(bench)) {
+    if (bench_not_scored(row)) {
+      ++s.not_scored;
+      if (auto l = bench_level(row)) {
+        ++not_scored[*l];
+        by_level.try_emplace(*l);  // the level is shown, with nothing scored yet
+      }
+      continue;
+    }
     all.push_back(&row);
     if (auto l = bench_level(row)) by_level[*l].push_back(&row);
     for (auto& f : bench_flags(row)) {
@@ -206,8 +218,8 @@ BenchStats bench_stats(const json& bench) {
     }
   }
   for (auto& [level, rows] : by_level)
-    s.levels.push_back(level_stats(std::to_string(level), rows, s.baselines));
-  s.levels.push_back(level_stats("all", all, s.baselines));
+    s.levels.push_back(level_stats(std::to_string(level), rows, s.baselines, not_scored[level]));
+  s.levels.push_back(level_stats("all", all, s.baselines, s.not_scored));
   return s;
 }
 

@@ -4,7 +4,9 @@
 // Definitions (the HTML page repeats them under "How to read this"):
 //   group        level 1, 2 and 3 (always present, possibly empty), any other integer level seen,
 //                and "all" (every row, also those without a usable level).
-//   tasks        the rows of the group.
+//   not scored   rows whose status is "not_scored" (a run stopped early, or reported from its
+//                store before it was done): counted apart and left out of everything below.
+//   tasks        the scored rows of the group.
 //   accepted     rows whose "accepted" is exactly true. correct rate = accepted / tasks.
 //   For one baseline B, over the accepted rows of the group only:
 //   n/a          speedup[B] absent or null, or a reason given in baseline_unavailable[B].
@@ -35,6 +37,7 @@ struct BenchBaselineStats {
 struct BenchLevelStats {
   std::string level;  // "1", "2", "3", other levels seen, "all"
   int tasks = 0, accepted = 0;
+  int not_scored = 0;       // rows of the group left out of every figure (see above)
   double correct_rate = 0;  // accepted / tasks; 0 when no tasks
   std::map<std::string, int> statuses;
   std::vector<BenchBaselineStats> baselines;  // in BenchStats::baselines order
@@ -46,6 +49,7 @@ struct BenchStats {
   std::map<std::string, int> flag_counts;   // flag name -> occurrences over every row
   std::map<std::string, int> flag_blocking; // flag name -> occurrences with severity "block"
   int flags = 0;
+  int not_scored = 0;                       // over every row
 };
 
 BenchStats bench_stats(const nlohmann::json& bench);
@@ -62,6 +66,7 @@ std::string bench_text(const nlohmann::json& obj, const char* key, const std::st
 bool bench_accepted(const nlohmann::json& row);
 std::optional<int> bench_level(const nlohmann::json& row);  // an integral number, or "1" text
 std::string bench_status(const nlohmann::json& row);        // "unknown" when absent
+bool bench_not_scored(const nlohmann::json& row);           // status "not_scored"
 // The field is there and not null.
 bool bench_has(const nlohmann::json& obj, const char* key);
 // A finite number in `key`, else none.

@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "report/bench_claims.h"
 #include "report/bench_page.h"
 #include "report/html.h"
 
@@ -72,6 +73,28 @@ std::string speedup_cell(const json& row, const std::string& baseline) {
     return "<td class=\"num muted\" title=\"not accepted: not in the statistics\">" +
            format_speedup(sp.value) + "</td>";
   return td(format_speedup(sp.value), "num");
+}
+
+std::string claims_section(const json& bench) {
+  std::vector<BenchClaimStats> claims = bench_claims(bench);
+  if (claims.empty()) return "";
+  std::string out = "<section id=\"claims\"><h2>The kernel set's claims</h2><p>" + escape_html(bench_claims_rule()) +
+                    "</p><table class=\"summary\">";
+  std::vector<std::string> headings = {"level", "baseline"};
+  headings.insert(headings.end(), bench_claims_headings().begin(), bench_claims_headings().end());
+  out += th_row(headings);
+  out += "<tbody>";
+  std::string last_level;
+  for (auto& c : claims) {
+    out += c.level != last_level ? "<tr class=\"grp\">" : "<tr>";
+    last_level = c.level;
+    out += td(escape_html(c.level == "all" ? "all" : "level " + c.level)) + td(text(c.baseline, 80));
+    out += td(std::to_string(c.claims), "num") + td(std::to_string(c.hold), "num");
+    out += td(std::to_string(c.below), "num") + td(std::to_string(c.not_accepted), "num");
+    out += td(optional_stat(c.claimed_geomean), "num") + td(optional_stat(c.claimed_geomean_accepted), "num");
+    out += td(optional_stat(c.measured_geomean_accepted), "num") + "</tr>";
+  }
+  return out + "</tbody></table></section>";
 }
 
 std::string summary_section(const BenchStats& s) {

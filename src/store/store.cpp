@@ -316,6 +316,16 @@ int64_t Store::count() {
   });
 }
 
+std::vector<std::string> Store::devices() {
+  std::lock_guard<std::mutex> lock(m_);  // one store, many queue lanes
+  return guarded(path_, "reading the store", [&] {
+    SQLite::Statement q(*db_, "SELECT DISTINCT device FROM evaluations ORDER BY device");
+    std::vector<std::string> d;
+    while (q.executeStep()) d.push_back(q.getColumn(0).getString());
+    return d;
+  });
+}
+
 std::optional<double> Store::best_speedup(const std::string& task_hash, const std::string& protocol_key,
                                           const std::string& device) {
   std::lock_guard<std::mutex> lock(m_);  // one store, many queue lanes

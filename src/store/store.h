@@ -79,6 +79,9 @@ class Store {
 
   // Evaluation rows in the file, sealed or not.
   int64_t count();
+  // The devices ("cpu", "cuda:1") that evaluation rows name, sorted: where a report of the
+  // store's results looks when the machine reading it has no GPU of its own.
+  std::vector<std::string> devices();
   // Rows ignored so far because their seal did not fit.
   std::size_t unsealed_rows_ignored() const { return alarm_.count(); }
 

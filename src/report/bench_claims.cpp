@@ -1,0 +1,89 @@
+// How a kernel set's claims fare against what was measured (report/bench_claims.h).
+#include "report/bench_claims.h"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "report/bench_stats.h"
+
+namespace cudal1 {
+
+using json = nlohmann::json;
+
+namespace {
+
+struct GeomeanSum {
+  double log_sum = 0;
+  int n = 0;
+  void add(double v) { log_sum += std::log(v), ++n; }
+  std::optional<double> value() const { return n ? std::optional<double>(std::exp(log_sum / n)) : std::nullopt; }
+};
+
+BenchClaimStats claim_stats(const std::string& level, const std::string& baseline, const std::vector<const json*>& rows) {
+  BenchClaimStats s{.level = level, .baseline = baseline};
+  GeomeanSum claimed, claimed_accepted, measured_accepted;
+  for (const json* row : rows) {
+    auto claim = bench_claim(*row, baseline);
+    if (!claim) continue;
+    ++s.claims;
+    claimed.add(*claim);
+    BenchSpeedup measured = bench_speedup(*row, baseline);
+    if (!bench_accepted(*row)) {
+      ++s.not_accepted;
+      continue;
+    }
+    if (measured.kind != BenchSpeedupKind::measured) continue;  // accepted, but no figure for it
+    ++(measured.value >= kClaimHoldShare * *claim ? s.hold : s.below);
+    claimed_accepted.add(*claim);
+    measured_accepted.add(measured.value);
+  }
+  s.claimed_geomean = claimed.value();
+  s.claimed_geomean_accepted = claimed_accepted.value();
+  s.measured_geomean_accepted = measured_accepted.value();
+  return s;
+}
+
+}  // namespace
+
+std::string bench_claims_rule() {
+  char share[16];
+  std::snprintf(share, sizeof share, "%.0f%%", 100 * kClaimHoldShare);
+  return "A claim holds when the row is accepted and measured at no less than " + std::string(share) +
+         " of it. Geometric means: of the claims over every row with one, then claimed and measured over the "
+         "accepted rows alone.";
+}
+
+const std::vector<std::string>& bench_claims_headings() {
+  static const std::vector<std::string> k = {"claims", "hold", "accepted, below", "not accepted", "claimed geomean",
+                                             "claimed (accepted)", "measured (accepted)"};
+  return k;
+}
+
+std::optional<double> bench_claim(const json& row, const std::string& baseline) {
+  if (row.is_object() && row.contains("claimed") && row.at("claimed").is_object())
+    return bench_positive(row.at("claimed"), baseline.c_str());
+  if (baseline == "eager") return bench_positive(row, "claimed_speedup");
+  return std::nullopt;
+}
+
+std::vector<BenchClaimStats> bench_claims(const json& bench) {
+  const std::vector<std::string> baselines = bench_baselines(bench);
+  std::map<int, std::vector<const json*>> by_level;
+  std::vector<const json*> all;
+  for (auto& row : bench_rows(bench)) {
+    if (bench_not_scored(row)) continue;
+    all.push_back(&row);
+    if (auto l = bench_level(row)) by_level[*l].push_back(&row);
+  }
+  std::vector<BenchClaimStats> out;
+  auto add_group = [&](const std::string& level, const std::vector<const json*>& rows) {
+    for (auto& b : baselines)
+      if (BenchClaimStats s = claim_stats(level, b, rows); s.claims > 0) out.push_back(std::move(s));
+  };
+  for (auto& [level, rows] : by_level) add_group(std::to_string(level), rows);
+  add_group("all", all);
+  return out;
+}
+
+}  // namespace cudal1
