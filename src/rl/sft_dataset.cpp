@@ -56,9 +56,15 @@ std::vector<SftExample> contrastive_copies(Store& store, const SftSelection& sel
   for (const SftExample& e : answers) {
     auto task_files = files.find(e.task_hash);
     if (task_files == files.end()) continue;
+    // Stage 3's sampler favours the fastest files, so its prompts mostly show the task's fastest:
+    // that file's copies draw from every file, itself included (nothing known beats it, so the
+    // answer to a prompt showing it is itself again); any other answer's only from slower files.
+    double fastest = 0;
+    for (auto& [hash, f] : task_files->second) fastest = std::max(fastest, f.first);
+    const bool is_fastest = e.speedup >= fastest;
     std::vector<Exemplar> slower;  // id: the file's hash
     for (auto& [hash, f] : task_files->second)
-      if (f.first < e.speedup && !f.second.empty()) slower.push_back({hash, f.first});
+      if ((f.first < e.speedup || is_fastest) && !f.second.empty()) slower.push_back({hash, f.first});
     if (slower.empty()) continue;
     const std::string reference = c.reference(e);
     policy::PromptBudget budget = c.budget;

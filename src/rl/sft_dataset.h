@@ -42,7 +42,10 @@ std::vector<SftExample> select_sft_examples(Store& store, const SftSelection& se
 // on it to generalise; a small model trained from scratch answers only prompts like those it saw.
 // A contrastive copy is an answer again, under the prompt the loop would write showing files of its
 // task that were measured slower than it (so the answer does what the prompt asks), picked by the
-// loop's sampler from every accepted file of the task in the selection's run(s).
+// loop's sampler from every accepted file of the task in the selection's run(s). The task's fastest
+// file is the exception: stage 3's sampler favours the fastest files, so its prompts mostly show
+// that one, and a model never trained on such a prompt answers it with noise; its copies draw from
+// every file, itself included, and answer with itself (no known file is faster).
 struct ContrastiveCopies {
   int copies = 0;                     // per answer, at most (draws that repeat a prompt are dropped)
   SamplerConfig sampler;              // picks: files shown, as `--exemplars` in the loop
@@ -55,7 +58,8 @@ struct ContrastiveCopies {
   std::function<std::string(const SftExample&)> reference;
 };
 
-// The copies, in the order of the answers they copy. An answer with no slower file gets none.
+// The copies, in the order of the answers they copy. An answer with no slower file gets none,
+// unless it is its task's fastest.
 std::vector<SftExample> contrastive_copies(Store& store, const SftSelection& selection,
                                            const std::vector<SftExample>& answers, const ContrastiveCopies& copies);
 

@@ -89,8 +89,9 @@ rl::ContrastiveCopies copies_for_test(int copies) {
 }  // namespace
 
 // A copy answers a stage-3 prompt that shows only files slower than the answer, with their
-// speedups, beside the task's reference; the slowest answer has nothing to improve on.
-TEST(SftDataset, ContrastiveCopiesShowOnlySlowerFilesOfTheSameTask) {
+// speedups, beside the task's reference; the slowest answer has nothing to improve on. The task's
+// fastest file is also shown as itself, since stage 3's sampler shows it most.
+TEST(SftDataset, ContrastiveCopiesShowSlowerFilesAndTheFastestAsItsOwnAnswer) {
   fs::path dir = make_private_dir("cudal1-sft-test");
   {
     Store store(dir / "store.db");
@@ -101,19 +102,27 @@ TEST(SftDataset, ContrastiveCopiesShowOnlySlowerFilesOfTheSameTask) {
     auto copies = rl::contrastive_copies(store, {"", 3}, answers, copies_for_test(4));
     ASSERT_FALSE(copies.empty());
     std::set<std::string> answered;
+    int fastest_shown_as_itself = 0;
     for (auto& c : copies) {
       answered.insert(c.candidate_hash);
-      EXPECT_EQ(c.task_id, "a");
       ASSERT_FALSE(c.shown.empty());
-      EXPECT_NE(c.prompt.find("reference of a"), std::string::npos);
+      EXPECT_NE(c.prompt.find("reference of " + c.task_id), std::string::npos);
       EXPECT_NE(c.prompt.find("cuda"), std::string::npos);
+      const bool fastest = c.candidate_hash == "f3" || c.candidate_hash == "k1";
       for (auto& s : c.shown) {
-        EXPECT_LT(s["speedup"].get<double>(), c.speedup);
-        EXPECT_NE(c.prompt.find("# file " + s["candidate_hash"].get<std::string>()), std::string::npos);
+        const std::string shown = s["candidate_hash"];
+        if (shown == c.candidate_hash) {
+          EXPECT_TRUE(fastest) << shown << " shown as its own answer";
+          ++fastest_shown_as_itself;
+        } else {
+          EXPECT_LT(s["speedup"].get<double>(), c.speedup);
+        }
+        EXPECT_NE(c.prompt.find("# file " + shown), std::string::npos);
       }
-      EXPECT_EQ(c.prompt.find("# file " + c.candidate_hash), std::string::npos);  // never its own answer
+      if (!fastest) EXPECT_EQ(c.prompt.find("# file " + c.candidate_hash), std::string::npos);
     }
-    EXPECT_EQ(answered, (std::set<std::string>{"f2", "f3"}));
+    EXPECT_EQ(answered, (std::set<std::string>{"f2", "f3", "k1"}));
+    EXPECT_GT(fastest_shown_as_itself, 1);  // k1's only prompt, and f3's that drew it
     // f2 has one slower file: one distinct prompt however many copies are asked for.
     EXPECT_EQ(std::count_if(copies.begin(), copies.end(), [](auto& c) { return c.candidate_hash == "f2"; }), 1);
 

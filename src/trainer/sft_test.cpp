@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <set>
 
 #include "tokenizer/tokenizer.h"
 
@@ -77,7 +78,8 @@ TEST(Sft, FullFineTuningLearnsTheStoresAnswersAndSavesTheModel) {
 }
 
 // Contrastive copies join the set: relu's faster answer again, under a prompt showing the slower
-// one with its speedup; every example still fits max_tokens with the prompt and answer together.
+// one with its speedup, and each task's fastest file under prompts that show it (gelu's and add's
+// only file, relu's faster one beside the slower); every example still fits max_tokens.
 TEST(Sft, ContrastiveCopiesAreTrainedOnBesideThePlainAnswers) {
   SftSetup t;
   t.o.epochs = 1;
@@ -86,17 +88,31 @@ TEST(Sft, ContrastiveCopiesAreTrainedOnBesideThePlainAnswers) {
   t.o.contrastive.templates = policy::PromptTemplates::load(policy::bundled_prompts_dir());
   t.o.contrastive.reference = [](const rl::SftExample& e) { return "class Model:  # " + e.task_id + "\n"; };
   SftRunSummary s = run_sft(*t.store, t.o);
-  EXPECT_EQ(s.examples, 5u);
-  EXPECT_EQ(s.contrastive, 1u);
   EXPECT_EQ(s.too_long, 0u);
   std::ifstream in(t.o.out_dir / "sft.jsonl");
-  std::string line, last;
-  while (std::getline(in, line)) last = line;
-  auto copy = nlohmann::json::parse(last);
-  EXPECT_EQ(copy["candidate_hash"], "c-relu1");
-  ASSERT_EQ(copy["shown"].size(), 1u);
-  EXPECT_EQ(copy["shown"][0]["candidate_hash"], "c-relu0");
-  EXPECT_NE(copy["prompt"].get<std::string>().find("return torch.relu(x)"), std::string::npos);
+  std::string line;
+  std::size_t plain = 0, copies = 0;
+  std::set<std::string> copied;
+  bool relu_over_its_slower = false;
+  while (std::getline(in, line)) {
+    auto e = nlohmann::json::parse(line);
+    if (e["shown"].empty()) {
+      ++plain;
+      continue;
+    }
+    ++copies;
+    copied.insert(e["candidate_hash"]);
+    for (auto& shown : e["shown"]) {
+      EXPECT_LE(shown["speedup"].get<double>(), e["speedup"].get<double>()) << line;
+      if (e["candidate_hash"] == "c-relu1" && shown["candidate_hash"] == "c-relu0")
+        relu_over_its_slower = e["prompt"].get<std::string>().find("return torch.relu(x)") != std::string::npos;
+    }
+  }
+  EXPECT_EQ(plain, 4u);
+  EXPECT_EQ(s.examples, plain + copies);
+  EXPECT_EQ(s.contrastive, copies);
+  EXPECT_EQ(copied, (std::set<std::string>{"c-relu1", "c-gelu0", "c-add0"}));  // c-relu0 has nothing slower
+  EXPECT_TRUE(relu_over_its_slower);
 }
 
 // Through a LoRA adapter, saved in PEFT's layout.
