@@ -93,7 +93,7 @@ void run_batch(const BatchArgs& a) {
     // The stock way: one lane on one GPU. Otherwise --lanes per device, sharing it through a gate.
     config.devices = lane_devices(a.device, a.gpus, a.stock ? 1 : a.lanes, a.stock);
     config.prefetch = a.stock ? 0 : a.prefetch;
-    config.memory_budget_bytes = uint64_t(a.memory_budget_gb * double(1ull << 30));
+    config.memory_budget_bytes = eval_memory_bytes(a.memory_budget_gb);
     // The build service compiles every candidate's extensions ahead of the lanes, across the
     // machine's cores, each distinct module once (the stock way: each candidate's own process).
     if (!a.stock && !a.no_build_service)
@@ -190,7 +190,7 @@ void register_batch(CLI::App& app) {
   cmd->add_option("-d,--device", args->device, "cuda (every visible GPU, one lane each), cuda:N, or cpu")->transform(device_names())->capture_default_str();
   cmd->add_option("--gpus", args->gpus, "use at most this many GPUs (0: all)");
   cmd->add_option("--lanes", args->lanes, "evaluations side by side on each device; on one device their checks overlap and their timing takes turns")->capture_default_str();
-  cmd->add_option("--eval-memory-gb", args->memory_budget_gb, "host memory the lanes' evaluations may hold at once, in GB (0: three quarters of what is available)")->check(CLI::NonNegativeNumber)->capture_default_str();
+  add_eval_memory_option(*cmd, args->memory_budget_gb);
   cmd->add_option("--prefetch", args->prefetch, "evaluations prepared ahead per lane")->capture_default_str();
   cmd->add_flag("--stock", args->stock, "the stock way: one lane, one evaluation after the other, every build from scratch");
   cmd->add_flag("--no-build-service", args->no_build_service, "let each candidate's process compile its own extensions");

@@ -149,7 +149,7 @@ void run_bench(const BenchArgs& a) {
   QueueConfig config;
   config.stop_starting = stop.flag();
   config.devices = bench_devices(a, *store);
-  config.memory_budget_bytes = uint64_t(a.memory_budget_gb * double(1ull << 30));
+  config.memory_budget_bytes = eval_memory_bytes(a.memory_budget_gb);
   for (auto& j : jobs) {
     j.options.baselines = !a.no_baselines;
     j.options.task_facts = store_task_facts(store.get());
@@ -237,7 +237,7 @@ void register_bench(CLI::App& app) {
   cmd->add_option("-d,--device", args->device, "cuda (every visible GPU), cuda:N, or cpu")->transform(device_names())->capture_default_str();
   cmd->add_option("--gpus", args->gpus, "use at most this many GPUs (0: all)");
   cmd->add_option("--lanes", args->lanes, "evaluations side by side on each device; on one device their checks overlap and their timing takes turns")->capture_default_str();
-  cmd->add_option("--eval-memory-gb", args->memory_budget_gb, "host memory the lanes' evaluations may hold at once, in GB (0: three quarters of what is available)")->check(CLI::NonNegativeNumber)->capture_default_str();
+  add_eval_memory_option(*cmd, args->memory_budget_gb);
   cmd->add_option("--html", args->html, "write the HTML report here");
   cmd->add_option("--markdown", args->markdown, "write the Markdown summary here");
   cmd->add_option("--title", args->title, "the report's title");

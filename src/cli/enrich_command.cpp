@@ -261,7 +261,7 @@ void run_enrich(const EnrichArgs& a) {
   if (!jobs.empty()) {
     QueueConfig config;
     config.devices = lanes;
-    config.memory_budget_bytes = uint64_t(a.memory_budget_gb * double(1ull << 30));
+    config.memory_budget_bytes = eval_memory_bytes(a.memory_budget_gb);
     config.stop_starting = stop.flag();
     ProgressLine progress(jobs.size());
     run_queue(jobs, config, [&](const QueueResult& r) {
@@ -328,7 +328,7 @@ void register_enrich(CLI::App& app) {
   cmd->add_option("-d,--device", args->device, "cuda, cuda:N (verify there) or cpu (write only: graphs need CUDA)")->transform(device_names())->capture_default_str();
   cmd->add_option("--gpus", args->gpus, "with --device cuda: verify on at most N GPUs, side by side (0: every visible one)")->capture_default_str();
   cmd->add_option("--lanes", args->lanes, "verifications side by side on each GPU (nothing is timed)")->capture_default_str();
-  cmd->add_option("--eval-memory-gb", args->memory_budget_gb, "host memory the lanes' evaluations may hold at once, in GB (0: three quarters of what is available)")->check(CLI::NonNegativeNumber)->capture_default_str();
+  add_eval_memory_option(*cmd, args->memory_budget_gb);
   cmd->add_option("--jsonl", args->jsonl, "a CUDA-L1 JSON-lines file: each row's ref_code is a task");
   cmd->add_option("--limit", args->limit, "only the first N tasks");
   cmd->add_flag("--force", args->force, "verify again even when the store has the file's verdict");

@@ -26,7 +26,7 @@ void add_loop_options(CLI::App* cmd, LoopArgs& a) {
   cmd->add_option("--prompts", a.prompts, "folder of prompt templates (default: the bundled prompts/)");
   cmd->add_option("--gpus", a.gpus, "use at most this many GPUs (0: all)");
   cmd->add_option("--lanes", a.lanes, "evaluations side by side on each device")->capture_default_str();
-  cmd->add_option("--eval-memory-gb", a.memory_budget_gb, "host memory the lanes' evaluations may hold at once, in GB (0: three quarters of what is available)")->check(CLI::NonNegativeNumber)->capture_default_str();
+  add_eval_memory_option(*cmd, a.memory_budget_gb);
   add_baseline_options(cmd, a.baselines);
   cmd->add_flag("--no-timing", a.no_timing, "check correctness only (every reward is then 0 or the penalty)");
   cmd->add_option("--turns", a.turns, "answers per slot: after each, the policy is sent the evaluator's feedback and "
@@ -84,7 +84,7 @@ rl::LoopConfig loop_config(const LoopArgs& a, const std::string& eval_device) {
   rl::LoopConfig c;
   c.eval.device = eval_device;
   if (!use_cluster(a.redis, c.queue)) c.queue.devices = lane_devices(eval_device, a.gpus, a.lanes, false);
-  c.queue.memory_budget_bytes = uint64_t(a.memory_budget_gb * double(1ull << 30));
+  c.queue.memory_budget_bytes = eval_memory_bytes(a.memory_budget_gb);
   c.group = a.group;
   c.turns = a.turns;
   c.gamma = a.gamma;

@@ -43,6 +43,14 @@ std::vector<std::string> lane_devices(const std::string& device, int gpus, int l
   return d;
 }
 
+void add_eval_memory_option(CLI::App& cmd, double& gb) {
+  cmd.add_option("--eval-memory-gb", gb, "host memory the lanes' evaluations may hold at once, in GB (0: three quarters of what is available)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+}
+
+uint64_t eval_memory_bytes(double gb) { return uint64_t(gb * double(1ull << 30)); }
+
 std::unique_ptr<BuildService> attach_build_service(QueueConfig& config, const BuildServiceFlags& flags) {
   BuildConfig bc;
   bc.cache_root = flags.cache;

@@ -5,9 +5,12 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "build/build.h"
 #include "queue/queue.h"
@@ -18,6 +21,11 @@ namespace cudal1::cli {
 // when `one_gpu`); cuda:N: `lanes` lanes on that GPU. Throws Error(usage) when cuda is asked for
 // and none is visible.
 std::vector<std::string> lane_devices(const std::string& device, int gpus, int lanes, bool one_gpu);
+
+// --eval-memory-gb: the host memory a queue's lanes may hold at once (QueueConfig::
+// memory_budget_bytes, from eval_memory_bytes); 0 leaves the queue its default.
+void add_eval_memory_option(CLI::App& cmd, double& gb);
+uint64_t eval_memory_bytes(double gb);
 
 inline constexpr const char* kClangOptionHelp =
     "the fast path's compiler for TUs that include torch: a clang++, or off for g++ only "
