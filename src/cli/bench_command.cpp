@@ -84,7 +84,7 @@ void add_sol_fractions(json& rows, const std::vector<QueueJob>& jobs, const std:
   std::vector<TaskEntry> tasks;
   for (auto& j : jobs) tasks.push_back({j.id, j.meta.value("level", 0), j.options.task_path});
   std::string python = find_python();
-  json metas = describe_tasks(tasks, store, python, nullptr);
+  json metas = describe_tasks(tasks, store, python, nullptr, {}, /*skip_failing=*/true);
   add_speed_of_light(metas, device, false, store, python, nullptr);
   for (std::size_t i = 0; i < rows.size() && i < metas.size(); ++i) {
     double sol = metas[i].value("sol_ms", 0.0);

@@ -343,6 +343,32 @@ TEST(Cli, BenchScoresAFolderAndResumesFromTheStore) {
   fs::remove_all(dir);
 }
 
+// The speed-of-light column of a suite where one task does not even import: that task's row says
+// why it failed, and the others still get their fraction (one missing module must not cost the
+// column of a 200-task report).
+TEST(Cli, BenchSpeedOfLightSkipsATaskThatDoesNotLoad) {
+  fs::path dir = fs::temp_directory_path() / ("cudal1_bench_sol_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "suite" / "level1");
+  fs::create_directories(dir / "kernels" / "level1");
+  fs::copy_file(fixture("tasks/scale_add.py"), dir / "suite" / "level1" / "scale_add.py");
+  fs::copy_file(fixture("bad_tasks/import_fails.py"), dir / "suite" / "level1" / "import_fails.py");
+  fs::copy_file(fixture("candidates/ok_scale_add_alpha.py"), dir / "kernels" / "level1" / "scale_add.py");
+  fs::copy_file(fixture("candidates/ok_scale_add_alpha.py"), dir / "kernels" / "level1" / "import_fails.py");
+  CliRun r = run_cli("bench --folder " + (dir / "kernels").string() + " --suite " + (dir / "suite").string() +
+                     " --device cpu --no-baselines --db " + (dir / "r.db").string() + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json bench = only_json(r.out);
+  std::map<std::string, json> rows;
+  for (auto& row : bench["rows"]) rows[row["task"]] = row;
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows["level1/scale_add"]["status"], "ok");
+  EXPECT_GT(rows["level1/scale_add"].value("sol_fraction", 0.0), 0.0) << rows["level1/scale_add"].dump() << r.err;
+  EXPECT_NE(rows["level1/import_fails"]["status"], "ok");
+  EXPECT_FALSE(rows["level1/import_fails"].contains("sol_fraction"));
+  fs::remove_all(dir);
+}
+
 namespace {
 
 // A suite of small fixture tasks as the default suite of every command run meanwhile.

@@ -70,7 +70,7 @@ nlohmann::json add_speed_of_light(nlohmann::json& metas, const std::string& devi
     double sol = speed_of_light_ms(m, ceilings);
     m["sol_ms"] = sol;
     m["device"] = device;
-    if (!eager) continue;
+    if (!eager || m.contains("error")) continue;  // a task describe_tasks could not load has no time
     std::string path = fs::absolute(m.at("path").get<std::string>()).string();
     auto reply = reference_call(worker, {{"op", "eager_time"}, {"task", path}}, minutes, path);
     double eager_ms = reply.body.value("eager_ms", 0.0);

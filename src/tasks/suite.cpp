@@ -39,7 +39,7 @@ std::vector<TaskEntry> discover_tasks(const fs::path& suite) {
 
 nlohmann::json describe_tasks(const std::vector<TaskEntry>& tasks, Store* store, const std::string& python,
                               const std::function<void(std::size_t, std::size_t)>& progress,
-                              const std::vector<std::string>& hidden) {
+                              const std::vector<std::string>& hidden, bool skip_failing) {
   // What the store already knows, looked up once; the others are what the worker may read.
   std::vector<std::string> hashes;
   std::vector<nlohmann::json> metas;
@@ -64,11 +64,16 @@ nlohmann::json describe_tasks(const std::vector<TaskEntry>& tasks, Store* store,
         worker = std::make_unique<Worker>(task_worker_spec(
             {.python = python, .scratch = scratch, .task_files = uncached, .store = store, .hidden = hidden}));
       }
-      WorkerReply reply = reference_call(*worker, {{"op", "describe"}, {"task", fs::absolute(t.path).string()}},
-                                         std::chrono::minutes(10), t.path.string());
-      meta = reply.body["meta"];
-      meta["torch"] = reply.body["env"].value("torch", "");
-      if (store) store->save_cached("task:" + hashes[i], kDescribeVersion, meta);
+      try {
+        WorkerReply reply = reference_call(*worker, {{"op", "describe"}, {"task", fs::absolute(t.path).string()}},
+                                           std::chrono::minutes(10), t.path.string());
+        meta = reply.body["meta"];
+        meta["torch"] = reply.body["env"].value("torch", "");
+        if (store) store->save_cached("task:" + hashes[i], kDescribeVersion, meta);
+      } catch (const Error& e) {
+        if (!skip_failing || e.kind() != ErrorKind::task) throw;
+        meta = {{"error", e.what()}};
+      }
     }
     meta["name"] = t.name;
     meta["level"] = t.level;

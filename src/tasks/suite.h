@@ -45,10 +45,12 @@ inline constexpr const char* kDescribeVersion = "describe/2";
 
 // Metadata of each task, from the store when cached, else computed (one sandboxed worker for all,
 // tasks/task_worker.h: it sees neither the store's folder nor `hidden`) and saved. Each element:
-// {"name", "level", "path", "sha256", ...describe.py's fields}.
+// {"name", "level", "path", "sha256", ...describe.py's fields}. A task that does not load throws
+// Error(task); with `skip_failing` its element holds {"error": why} instead, is not cached, and the
+// other tasks are described (a report of 200 tasks is not lost to one missing import).
 nlohmann::json describe_tasks(const std::vector<TaskEntry>& tasks, Store* store,
                               const std::string& python,
                               const std::function<void(std::size_t done, std::size_t total)>& progress,
-                              const std::vector<std::string>& hidden = {});
+                              const std::vector<std::string>& hidden = {}, bool skip_failing = false);
 
 }  // namespace cudal1
