@@ -17,4 +17,11 @@ double quantile(std::vector<double> v, double q) {
 
 double median(std::vector<double> v) { return quantile(std::move(v), 0.5); }
 
+double geometric_mean(const std::vector<double>& v) {
+  if (v.empty()) return 0.0;
+  double log_sum = 0;
+  for (double x : v) log_sum += std::log(x);
+  return std::exp(log_sum / double(v.size()));
+}
+
 }  // namespace cudal1

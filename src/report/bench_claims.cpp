@@ -1,10 +1,10 @@
 // How a kernel set's claims fare against what was measured (report/bench_claims.h).
 #include "report/bench_claims.h"
 
-#include <cmath>
 #include <cstdio>
 #include <map>
 
+#include "core/stats.h"
 #include "report/bench_stats.h"
 
 namespace cudal1 {
@@ -13,21 +13,18 @@ using json = nlohmann::json;
 
 namespace {
 
-struct GeomeanSum {
-  double log_sum = 0;
-  int n = 0;
-  void add(double v) { log_sum += std::log(v), ++n; }
-  std::optional<double> value() const { return n ? std::optional<double>(std::exp(log_sum / n)) : std::nullopt; }
-};
+std::optional<double> geomean_of(const std::vector<double>& v) {
+  return v.empty() ? std::nullopt : std::optional<double>(geometric_mean(v));
+}
 
 BenchClaimStats claim_stats(const std::string& level, const std::string& baseline, const std::vector<const json*>& rows) {
   BenchClaimStats s{.level = level, .baseline = baseline};
-  GeomeanSum claimed, claimed_accepted, measured_accepted;
+  std::vector<double> claimed, claimed_accepted, measured_accepted;
   for (const json* row : rows) {
     auto claim = bench_claim(*row, baseline);
     if (!claim) continue;
     ++s.claims;
-    claimed.add(*claim);
+    claimed.push_back(*claim);
     BenchSpeedup measured = bench_speedup(*row, baseline);
     if (!bench_accepted(*row)) {
       ++s.not_accepted;
@@ -35,12 +32,12 @@ BenchClaimStats claim_stats(const std::string& level, const std::string& baselin
     }
     if (measured.kind != BenchSpeedupKind::measured) continue;  // accepted, but no figure for it
     ++(measured.value >= kClaimHoldShare * *claim ? s.hold : s.below);
-    claimed_accepted.add(*claim);
-    measured_accepted.add(measured.value);
+    claimed_accepted.push_back(*claim);
+    measured_accepted.push_back(measured.value);
   }
-  s.claimed_geomean = claimed.value();
-  s.claimed_geomean_accepted = claimed_accepted.value();
-  s.measured_geomean_accepted = measured_accepted.value();
+  s.claimed_geomean = geomean_of(claimed);
+  s.claimed_geomean_accepted = geomean_of(claimed_accepted);
+  s.measured_geomean_accepted = geomean_of(measured_accepted);
   return s;
 }
 

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <set>
 
+#include "core/stats.h"
+
 namespace cudal1 {
 
 using json = nlohmann::json;
@@ -32,12 +34,6 @@ std::optional<double> finite_positive(const json& v) {
   return d;
 }
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 BenchBaselineStats baseline_stats(const std::vector<const json*>& rows, const std::string& b) {
   BenchBaselineStats s;
   s.baseline = b;
@@ -54,14 +50,11 @@ BenchBaselineStats baseline_stats(const std::vector<const json*>& rows, const st
                                            [](double v) { return v > 1.01; }));
   if (!rows.empty()) s.share_above = static_cast<double>(s.above) / rows.size();
   if (values.empty()) return s;
-  double sum = 0, log_sum = 0;
-  for (double v : values) {
-    sum += v;
-    log_sum += std::log(v);
-  }
+  double sum = 0;
+  for (double v : values) sum += v;
   s.mean = sum / values.size();
-  s.median = median_of(values);
-  s.geomean = std::exp(log_sum / values.size());
+  s.median = median(values);
+  s.geomean = geometric_mean(values);
   return s;
 }
 

@@ -1,7 +1,6 @@
 #include "rl/loop.h"
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <random>
 #include <set>
@@ -10,6 +9,7 @@
 #include "core/error.h"
 #include "core/format.h"
 #include "core/hash.h"
+#include "core/stats.h"
 #include "policy/response.h"
 #include "rl/best_rule.h"
 #include "rl/feedback.h"
@@ -249,17 +249,15 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
     pr.tried = round_tried;
     pr.correct = round_correct;
     pr.with_best = pr.improved = 0;
-    double log_sum = 0;
+    std::vector<double> bests;
     for (auto& tr : runs) {
       pr.tried += tr.outcome.tried;
       pr.correct += tr.outcome.correct;
       pr.improved += tr.outcome.improved();
-      if (tr.outcome.best) {
-        ++pr.with_best;
-        log_sum += std::log(*tr.outcome.best);
-      }
+      if (tr.outcome.best) bests.push_back(*tr.outcome.best);
     }
-    pr.best_geomean = pr.with_best ? std::optional<double>(std::exp(log_sum / double(pr.with_best))) : std::nullopt;
+    pr.with_best = bests.size();
+    pr.best_geomean = bests.empty() ? std::nullopt : std::optional<double>(geometric_mean(bests));
     if (progress) progress(pr);
   };
   std::set<std::string> told;
