@@ -2,7 +2,6 @@
 #include "report/bench_claims.h"
 
 #include <cstdio>
-#include <map>
 
 #include "core/stats.h"
 #include "report/bench_stats.h"
@@ -66,20 +65,10 @@ std::optional<double> bench_claim(const json& row, const std::string& baseline) 
 
 std::vector<BenchClaimStats> bench_claims(const json& bench) {
   const std::vector<std::string> baselines = bench_baselines(bench);
-  std::map<int, std::vector<const json*>> by_level;
-  std::vector<const json*> all;
-  for (auto& row : bench_rows(bench)) {
-    if (bench_not_scored(row)) continue;
-    all.push_back(&row);
-    if (auto l = bench_level(row)) by_level[*l].push_back(&row);
-  }
   std::vector<BenchClaimStats> out;
-  auto add_group = [&](const std::string& level, const std::vector<const json*>& rows) {
+  for (const BenchGroup& g : bench_groups(bench))
     for (auto& b : baselines)
-      if (BenchClaimStats s = claim_stats(level, b, rows); s.claims > 0) out.push_back(std::move(s));
-  };
-  for (auto& [level, rows] : by_level) add_group(std::to_string(level), rows);
-  add_group("all", all);
+      if (BenchClaimStats s = claim_stats(g.level, b, g.rows); s.claims > 0) out.push_back(std::move(s));
   return out;
 }
 

@@ -15,8 +15,6 @@ std::string md(const std::string& s, std::size_t max_bytes = 200) {
 
 std::string stat(const std::optional<double>& v) { return v ? format_speedup(*v) : "-"; }
 
-std::string level_name(const std::string& level) { return level == "all" ? "all" : "level " + level; }
-
 // The set's own claims beside what was measured (report/bench_claims.h defines each column).
 std::string claims_table(const json& bench) {
   std::vector<BenchClaimStats> claims = bench_claims(bench);
@@ -26,7 +24,7 @@ std::string claims_table(const json& bench) {
   for (auto& h : bench_claims_headings()) out += " " + h + " |", rule += " ---: |";
   out += "\n" + rule + "\n";
   for (auto& c : claims)
-    out += "| " + level_name(c.level) + " | " + md(c.baseline, 80) + " | " + std::to_string(c.claims) + " | " +
+    out += "| " + bench_group_name(c.level) + " | " + md(c.baseline, 80) + " | " + std::to_string(c.claims) + " | " +
            std::to_string(c.hold) + " | " + std::to_string(c.below) + " | " + std::to_string(c.not_accepted) + " | " +
            stat(c.claimed_geomean) + " | " + stat(c.claimed_geomean_accepted) + " | " +
            stat(c.measured_geomean_accepted) + " |\n";
@@ -71,7 +69,7 @@ std::string bench_markdown(const json& bench) {
   out += "| level | baseline | tasks | correct | mean | median | geomean | share >1.01x | n/a | invalid |\n";
   out += "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
   for (auto& l : s.levels) {
-    std::string level = l.level == "all" ? "all" : "level " + l.level;
+    std::string level = bench_group_name(l.level);
     std::string correct = l.tasks ? std::to_string(l.accepted) + "/" + std::to_string(l.tasks) +
                                         " (" + format_percent(l.correct_rate) + ")" : "-";
     for (auto& b : l.baselines)
@@ -89,7 +87,7 @@ std::string bench_markdown(const json& bench) {
     bool first = true;
     for (auto& l : s.levels)
       if (l.level != "all" && l.not_scored) {
-        out += std::string(first ? "" : ", ") + "level " + l.level + ": " + std::to_string(l.not_scored);
+        out += std::string(first ? "" : ", ") + bench_group_name(l.level) + ": " + std::to_string(l.not_scored);
         first = false;
       }
     out += "). The figures cover the " + std::to_string(s.levels.back().tasks) + " rows scored so far.\n";

@@ -187,32 +187,44 @@ std::vector<BenchFlag> bench_flags(const json& row) {
   return out;
 }
 
+std::vector<BenchGroup> bench_groups(const json& bench) {
+  std::map<int, BenchGroup> by_level;
+  for (int level : {1, 2, 3}) by_level[level].level = std::to_string(level);
+  BenchGroup all{.level = "all"};
+  for (auto& row : bench_rows(bench)) {
+    std::optional<int> l = bench_level(row);
+    BenchGroup* group = l ? &by_level[*l] : nullptr;
+    if (group) group->level = std::to_string(*l);
+    if (bench_not_scored(row)) {
+      ++all.not_scored;
+      if (group) ++group->not_scored;  // the level is shown, with nothing scored yet
+      continue;
+    }
+    all.rows.push_back(&row);
+    if (group) group->rows.push_back(&row);
+  }
+  std::vector<BenchGroup> out;
+  for (auto& [level, group] : by_level) out.push_back(std::move(group));
+  out.push_back(std::move(all));
+  return out;
+}
+
+std::string bench_group_name(const std::string& level) { return level == "all" ? "all" : "level " + level; }
+
 BenchStats bench_stats(const json& bench) {
   BenchStats s;
   s.baselines = bench_baselines(bench);
-  std::map<int, std::vector<const json*>> by_level{{1, {}}, {2, {}}, {3, {}}};
-  std::map<int, int> not_scored;
-  std::vector<const json*> all;
-  for (auto& row : bench_rows(bench)) {
-    if (bench_not_scored(row)) {
-      ++s.not_scored;
-      if (auto l = bench_level(row)) {
-        ++not_scored[*l];
-        by_level.try_emplace(*l);  // the level is shown, with nothing scored yet
+  for (const BenchGroup& g : bench_groups(bench)) {
+    s.levels.push_back(level_stats(g.level, g.rows, s.baselines, g.not_scored));
+    if (g.level != "all") continue;
+    s.not_scored = g.not_scored;
+    for (const json* row : g.rows)
+      for (auto& f : bench_flags(*row)) {
+        ++s.flags;
+        ++s.flag_counts[f.name];
+        if (f.severity == "block") ++s.flag_blocking[f.name];
       }
-      continue;
-    }
-    all.push_back(&row);
-    if (auto l = bench_level(row)) by_level[*l].push_back(&row);
-    for (auto& f : bench_flags(row)) {
-      ++s.flags;
-      ++s.flag_counts[f.name];
-      if (f.severity == "block") ++s.flag_blocking[f.name];
-    }
   }
-  for (auto& [level, rows] : by_level)
-    s.levels.push_back(level_stats(std::to_string(level), rows, s.baselines, not_scored[level]));
-  s.levels.push_back(level_stats("all", all, s.baselines, s.not_scored));
   return s;
 }
 

@@ -54,6 +54,18 @@ struct BenchStats {
 
 BenchStats bench_stats(const nlohmann::json& bench);
 
+// The groups every figure is over, as defined above: levels 1, 2, 3, any other level seen, then
+// "all"; each with its scored rows (pointers into `bench`, which must outlive them) and the count
+// of its rows not scored.
+struct BenchGroup {
+  std::string level;
+  std::vector<const nlohmann::json*> rows;
+  int not_scored = 0;
+};
+std::vector<BenchGroup> bench_groups(const nlohmann::json& bench);
+// How a group is named in tables: "level 1", ..., "all".
+std::string bench_group_name(const std::string& level);
+
 // ---- Reading one row; each accepts any JSON value, since the input is untrusted. ----
 
 // "baselines" when it is a list of strings; else every key of any row's "speedup", "eager" first.

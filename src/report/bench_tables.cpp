@@ -88,7 +88,7 @@ std::string claims_section(const json& bench) {
   for (auto& c : claims) {
     out += c.level != last_level ? "<tr class=\"grp\">" : "<tr>";
     last_level = c.level;
-    out += td(escape_html(c.level == "all" ? "all" : "level " + c.level)) + td(text(c.baseline, 80));
+    out += td(escape_html(bench_group_name(c.level))) + td(text(c.baseline, 80));
     out += td(std::to_string(c.claims), "num") + td(std::to_string(c.hold), "num");
     out += td(std::to_string(c.below), "num") + td(std::to_string(c.not_accepted), "num");
     out += td(optional_stat(c.claimed_geomean), "num") + td(optional_stat(c.claimed_geomean_accepted), "num");
@@ -103,7 +103,7 @@ std::string summary_section(const BenchStats& s) {
                  "median", "geomean", "share >1.01x"});
   out += "<tbody>";
   for (auto& l : s.levels) {
-    std::string level = l.level == "all" ? "all" : "level " + l.level;
+    std::string level = bench_group_name(l.level);
     std::string correct = l.tasks ? std::to_string(l.accepted) + "/" + std::to_string(l.tasks) +
                                          " (" + format_percent(l.correct_rate) + ")"
                                    : "&ndash;";
@@ -133,7 +133,7 @@ std::string summary_section(const BenchStats& s) {
     for (auto& st : seen) out += "<th>" + text(st, 40) + "</th>";
     out += "</tr></thead><tbody>";
     for (auto& l : s.levels) {
-      out += "<tr>" + td(l.level == "all" ? "all" : "level " + escape_html(l.level));
+      out += "<tr>" + td(escape_html(bench_group_name(l.level)));
       for (auto& st : seen) {
         auto it = l.statuses.find(st);
         out += td(it == l.statuses.end() ? "0" : std::to_string(it->second), "num");
