@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -77,6 +78,7 @@ void run_batch(const BatchArgs& a) {
   if (a.limit && jobs.size() > a.limit) jobs.resize(a.limit);
   if (jobs.empty()) throw Error(ErrorKind::input, "no candidate to evaluate", "check the file (and --levels)");
   std::unique_ptr<Store> store = open_store(a.db, a.no_store);
+  StopOnSignal stop("cudal1 batch");  // before any thread: Ctrl-C keeps the evaluations in hand
   for (auto& j : jobs) {
     j.options.timing = !a.no_timing;
     apply_baseline_args(a.baselines, j.options);
@@ -85,6 +87,7 @@ void run_batch(const BatchArgs& a) {
     if (store) j.options.protect_files = store->private_files();
   }
   QueueConfig config;
+  config.stop_starting = stop.flag();
   std::unique_ptr<BuildService> builds;
   if (a.redis.enabled() && a.stock)
     throw Error(ErrorKind::usage, "--stock runs on this host, one evaluation after the other; --redis sends them to the cluster",
@@ -100,7 +103,7 @@ void run_batch(const BatchArgs& a) {
       builds = attach_build_service(config, {a.build_cache, a.build_jobs, a.prebuild_threads, a.clang});
   }
 
-  std::vector<QueueResult> results(jobs.size());
+  std::vector<std::optional<QueueResult>> results(jobs.size());
   ProgressLine progress(jobs.size());
   std::ofstream out;
   if (!a.out.empty()) out.open(a.out, std::ios::app);
@@ -125,7 +128,13 @@ void run_batch(const BatchArgs& a) {
   int accepted = 0;
   Table t({"candidate", "device", "verdict", "status", "speedup", "load s", "run s", "note"},
           {false, false, false, false, true, true, true, false});
-  for (auto& r : results) {
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    if (!results[i]) {  // a stop came before it started
+      statuses["not_started"]++;
+      t.add_row({jobs[i].id, "-", "not run", "-", "-", "-", "-", "stopped before it started"});
+      continue;
+    }
+    const QueueResult& r = *results[i];
     if (!r.result) {
       statuses["error"]++;
       t.add_row({r.id, r.device, "error", "-", "-", "-", format_fixed(r.run_s, 1)});
@@ -145,7 +154,7 @@ void run_batch(const BatchArgs& a) {
                sp == e.speedup.end() ? "-" : format_fixed(sp->second, 2) + "x", format_fixed(load, 1), format_fixed(r.run_s, 1),
                noise_note(e)});
   }
-  json summary = {{"mode", a.stock ? "stock" : a.redis.enabled() ? "cluster" : "queue"}, {"evaluations", jobs.size()}, {"lanes", config.devices},
+  json summary = {{"mode", a.stock ? "stock" : a.redis.enabled() ? "cluster" : "queue"}, {"evaluations", jobs.size()}, {"not_started", stats.not_started}, {"lanes", config.devices},
                   {"wall_s", stats.wall_s}, {"evaluations_per_hour", stats.evaluations_per_hour()},
                   {"lane_idle_share", stats.idle_share()}, {"accepted", accepted}, {"statuses", statuses},
                   {"load_s_median", percentile(loads, 0.5)}, {"load_s_p90", percentile(loads, 0.9)},
@@ -165,12 +174,15 @@ void run_batch(const BatchArgs& a) {
               << format_fixed(stats.evaluations_per_hour(), 0) << " evaluations/hour; " << accepted << " accepted\n";
     return;
   }
-  std::cout << "\n" << jobs.size() << " evaluations on " << config.devices.size() << " lane(s) ("
+  std::cout << "\n" << jobs.size() - stats.not_started << " evaluations on " << config.devices.size() << " lane(s) ("
             << (a.stock ? "stock: one after the other, each building its own extensions" : "queue") << ") in "
             << format_fixed(stats.wall_s, 1) << " s: " << format_fixed(stats.evaluations_per_hour(), 0)
             << " evaluations/hour; " << accepted << " accepted; lanes idle " << format_fixed(100 * stats.idle_share(), 1)
             << "% of the time; candidate load (builds included) median " << format_fixed(percentile(loads, 0.5), 1)
             << " s, p90 " << format_fixed(percentile(loads, 0.9), 1) << " s\n";
+  if (stats.not_started)
+    std::cout << "stopped: " << stats.not_started << " of " << jobs.size()
+              << " never started; the store and --out hold the " << jobs.size() - stats.not_started << " that ran\n";
   if (builds)
     std::cout << "build service: " << tally.miss_s.size() << " modules compiled (median "
               << format_fixed(percentile(tally.miss_s, 0.5), 1) << " s, p90 " << format_fixed(percentile(tally.miss_s, 0.9), 1)

@@ -12,6 +12,11 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <thread>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <nlohmann/json.hpp>
@@ -277,6 +282,59 @@ TEST(Cli, BatchEvaluatesPairsOnTwoLanes) {
   CliRun bad = run_cli("batch --pairs " + (dir / "bad.txt").string() + " --device cpu --no-store");
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.err.find("expected TASK CANDIDATE"), std::string::npos) << bad.err;
+  fs::remove_all(dir);
+}
+
+// Ctrl-C on a long batch, as a terminal sends it (to the whole foreground process group): the
+// evaluation in hand finishes and is written out, none starts after it, and the table says so.
+TEST(Cli, BatchStoppedByCtrlCKeepsTheEvaluationInHand) {
+  fs::path dir = fs::temp_directory_path() / ("cudal1_batch_stop_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream pairs(dir / "pairs.jsonl");
+  for (int i = 0; i < 6; ++i)
+    pairs << json({{"id", "run" + std::to_string(i)}, {"task", fixture("tasks/scale_add.py")},
+                   {"candidate", fixture("candidates/ok_scale_add_alpha.py")}}).dump() << "\n";
+  pairs.close();
+  fs::path out = dir / "out.jsonl";
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    setpgid(0, 0);  // its own group, like a job a shell started in the foreground
+    freopen((dir / "stdout").c_str(), "w", stdout);
+    freopen((dir / "stderr").c_str(), "w", stderr);
+    execl(CUDAL1_BINARY, CUDAL1_BINARY, "batch", "--pairs", (dir / "pairs.jsonl").c_str(), "--device", "cpu", "--no-timing",
+          "--no-store", "--prefetch", "0", "--out", out.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  auto lines = [&] {
+    std::ifstream f(out);
+    return std::count(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>(), '\n');
+  };
+  // The first evaluation has come back: the second is in hand (one lane, none prepared ahead).
+  for (int waited = 0; lines() < 1 && waited < 3000; ++waited) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_GE(lines(), 1) << "the first evaluation never came back";
+  ASSERT_EQ(kill(-pid, SIGINT), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  auto slurp = [](const fs::path& p) {
+    std::ifstream f(p);
+    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  };
+  std::string err = slurp(dir / "stderr"), table = slurp(dir / "stdout");
+  ASSERT_TRUE(WIFEXITED(status)) << "ended by a signal, not gently\n" << err;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << err;
+  EXPECT_NE(err.find("cudal1 batch: stopping"), std::string::npos) << err;
+  // Whatever ran came back whole and accepted (its workers were not interrupted), the rest never started.
+  long ran = lines();
+  EXPECT_GE(ran, 1);
+  EXPECT_LT(ran, 6) << table;
+  std::ifstream results(out);
+  for (std::string line; std::getline(results, line);)
+    EXPECT_TRUE(json::parse(line)["result"].value("accepted", false)) << line;
+  EXPECT_NE(table.find("stopped: " + std::to_string(6 - ran) + " of 6 never started"), std::string::npos) << table;
+  EXPECT_NE(table.find("stopped before it started"), std::string::npos) << table;
   fs::remove_all(dir);
 }
 
