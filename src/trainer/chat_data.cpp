@@ -16,9 +16,10 @@ ChatEncoder::ChatEncoder(tokenizer::Tokenizer tok, std::optional<tokenizer::Chat
   tok_.chat_template(format_);  // an unrecognised template fails here, before any work, with its hint
 }
 
-std::vector<int64_t> ChatEncoder::prompt(const std::string& user) const {
-  std::vector<tokenizer::ChatMessage> turn = {{"user", user}};
-  return widen(tok_.encode(tok_.apply_chat_template(turn, true, format_)));
+std::vector<int64_t> ChatEncoder::prompt(const std::string& user) const { return conversation({{"user", user}}); }
+
+std::vector<int64_t> ChatEncoder::conversation(const std::vector<tokenizer::ChatMessage>& messages) const {
+  return widen(tok_.encode(tok_.apply_chat_template(messages, true, format_)));
 }
 
 std::pair<std::vector<int64_t>, std::vector<int64_t>> ChatEncoder::prompt_and_answer(const std::string& user,

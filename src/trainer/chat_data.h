@@ -22,6 +22,9 @@ class ChatEncoder {
 
   // The user turn then the assistant's opening: what a completion is sampled after.
   std::vector<int64_t> prompt(const std::string& user) const;
+  // A conversation (user first, then assistant and user turns alternating) and the assistant's
+  // opening: what a revision is sampled after. prompt(u) is conversation({{"user", u}}).
+  std::vector<int64_t> conversation(const std::vector<tokenizer::ChatMessage>& messages) const;
   // The prompt and the answer's tokens with the turn's closing, for training on the answer.
   std::pair<std::vector<int64_t>, std::vector<int64_t>> prompt_and_answer(const std::string& user,
                                                                           const std::string& answer) const;

@@ -19,13 +19,28 @@ ModelPolicy::ModelPolicy(std::shared_ptr<CausalLM> model, ChatEncoder encoder, M
     options_.max_prompt_tokens = std::max<int64_t>(1, model_->config().max_position_embeddings - options_.sampling.max_new_tokens);
 }
 
+namespace {
+
+// The request as a chat: the prompt, then each earlier turn's answer and the feedback on it, as
+// an OpenAI-compatible endpoint is sent it, so a revision sees what it revises and why.
+std::vector<tokenizer::ChatMessage> chat_messages(const policy::PolicyRequest& request) {
+  std::vector<tokenizer::ChatMessage> messages = {{"user", request.prompt}};
+  for (const policy::Turn& t : request.history) {
+    messages.push_back({"assistant", t.answer});
+    messages.push_back({"user", t.feedback});
+  }
+  return messages;
+}
+
+}  // namespace
+
 std::vector<policy::PolicyAnswer> ModelPolicy::answer(const policy::PolicyRequest& request) {
-  std::vector<int64_t> prompt = encoder_.prompt(request.prompt);
+  std::vector<int64_t> prompt = encoder_.conversation(chat_messages(request));
   std::vector<policy::PolicyAnswer> answers(std::size_t(std::max(0, request.count)));
   std::vector<SampledTokens> kept;
   if (int64_t(prompt.size()) > options_.max_prompt_tokens) {
     for (auto& a : answers) {
-      a.error = "the prompt has " + std::to_string(prompt.size()) + " tokens, more than the " +
+      a.error = std::string(request.history.empty() ? "the prompt" : "the conversation") + " has " + std::to_string(prompt.size()) + " tokens, more than the " +
                 std::to_string(options_.max_prompt_tokens) + " this model is sampled with";
       a.label = options_.label;
     }

@@ -2,7 +2,8 @@
 // (policy/policy.h): it answers a prompt with G completions sampled in one batch (generate.h)
 // through the model's chat template. The RL stages run the loop's round with it, so their
 // prompts, evaluation, rewards and store are the loop's own; `cudal1 optimize --policy model`
-// runs the loop with a local model and nothing else.
+// runs the loop with a local model and nothing else. A later turn (optimize --turns) is sampled
+// after the whole conversation: the prompt, each earlier answer and the feedback on it.
 //
 // The sampled token ids are kept per (task, round): a stage trains on exactly the tokens that were
 // sampled, not on a re-encoding of their text (byte-level BPE need not give the same ids back).

@@ -73,6 +73,30 @@ TEST(ModelPolicy, TheSameRequestGivesTheSameAnswers) {
   EXPECT_NE(a[0].text + a[1].text, c[0].text + c[1].text);
 }
 
+// A revision is sampled after the conversation it continues, the feedback last, as the chat
+// endpoint policy sends it; without it, a model could not revise what it cannot see.
+TEST(ModelPolicy, ALaterTurnIsSampledAfterTheWholeConversation) {
+  PolicySetup t;
+  ModelPolicy p = t.policy();
+  policy::PolicyRequest r = request(1, 7);
+  r.history.push_back({"class ModelNew: first try", "tiny", "Your answer was incorrect: 12 elements differ.", false, {}});
+  auto answers = p.answer(r);
+  ASSERT_EQ(answers.size(), 1u);
+  EXPECT_TRUE(answers[0].error.empty()) << answers[0].error;
+  auto kept = p.take_sampled("scale_add", 3);
+  ASSERT_EQ(kept.size(), 1u);
+  ChatEncoder enc(t.tok, std::nullopt);
+  EXPECT_EQ(kept[0].prompt, enc.conversation({{"user", "Make scale_add faster."},
+                                              {"assistant", "class ModelNew: first try"},
+                                              {"user", "Your answer was incorrect: 12 elements differ."}}));
+  std::vector<int32_t> ids(kept[0].prompt.begin(), kept[0].prompt.end());
+  std::string seen = t.tok.decode(ids, /*skip_special=*/true);
+  EXPECT_LT(seen.find("Make scale_add faster."), seen.find("first try"));
+  EXPECT_LT(seen.find("first try"), seen.find("12 elements differ"));
+  EXPECT_EQ(answers[0].prompt_tokens, kept[0].prompt.size());
+  EXPECT_GT(kept[0].prompt.size(), enc.prompt("Make scale_add faster.").size());
+}
+
 TEST(ModelPolicy, APromptLongerThanTheModelTakesIsAnsweredWithErrors) {
   PolicySetup t;
   ModelPolicy p = t.policy(/*max_prompt_tokens=*/4);
