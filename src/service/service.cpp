@@ -204,6 +204,12 @@ void RewardService::run_job(const Job& job, const std::string& device) {
       std::lock_guard lock(metrics_.m);
       ++metrics_.evaluations[status_name(result->status)];
     }
+    if (config_.judge && !from_store && judge::is_suspicious(*result, std::nullopt, config_.judge->threshold)) {
+      reviews_.post([this, id = job.id, task_src, cand_src, r = std::move(*result)]() mutable {
+        finish_reviewed(id, task_src, cand_src, std::move(r));
+      });
+      return;
+    }
     jobs_.finish(job.id, JobState::done,
                  judged_job_outcome(store_, config_.judge, task_src, cand_src, std::move(*result), from_store));
   } catch (const Error& e) {
@@ -211,6 +217,21 @@ void RewardService::run_job(const Job& job, const std::string& device) {
   } catch (const std::exception& e) {
     jobs_.finish(job.id, JobState::failed, {{"error", std::string("internal error: ") + e.what()}});
   }
+}
+
+void RewardService::finish_reviewed(const std::string& job_id, const std::string& reference, const std::string& code,
+                                    EvalResult result) {
+  try {
+    try {
+      jobs_.finish(job_id, JobState::done, judged_job_outcome(store_, config_.judge, reference, code, std::move(result), false));
+    } catch (const Error& e) {
+      jobs_.finish(job_id, JobState::failed, {{"error", "the judge's review failed: " + e.describe()}});
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "cudal1 serve: job " << job_id << " ended but its end could not be recorded (" << e.what()
+              << "); it runs again at the next start" << std::endl;
+  }
+  wake_.notify_all();  // /reward's waiters
 }
 
 std::string RewardService::task_file(const std::string& task_id) {
@@ -239,8 +260,10 @@ std::string RewardService::metrics_text() {
   };
   metric("cudal1_queue_depth", "gauge", "Jobs stored and waiting for a lane.");
   t += "cudal1_queue_depth " + std::to_string(c.queued) + "\n";
-  metric("cudal1_jobs_running", "gauge", "Jobs being evaluated.");
+  metric("cudal1_jobs_running", "gauge", "Jobs being evaluated, or reviewed by the judge.");
   t += "cudal1_jobs_running " + std::to_string(c.running) + "\n";
+  metric("cudal1_judge_reviews_pending", "gauge", "Evaluated jobs waiting for the judge's review, or in it.");
+  t += "cudal1_judge_reviews_pending " + std::to_string(reviews_.pending()) + "\n";
   metric("cudal1_jobs_total", "gauge", "Jobs in the job file by state.");
   for (auto [state, n] : {std::pair{"queued", c.queued}, {"running", c.running}, {"done", c.done}, {"failed", c.failed}})
     t += std::string("cudal1_jobs_total{status=\"") + state + "\"} " + std::to_string(n) + "\n";

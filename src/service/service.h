@@ -34,6 +34,7 @@
 #include "service/content_files.h"
 #include "service/job_store.h"
 #include "store/store.h"
+#include "core/serial_worker.h"
 #include "judge/judge.h"
 
 namespace httplib {
@@ -97,6 +98,8 @@ class RewardService {
 
   void lane(const std::string& device);
   void run_job(const Job& job, const std::string& device);
+  // Ends a job whose result the judge reviews (on reviews_, so its lane takes the next job).
+  void finish_reviewed(const std::string& job_id, const std::string& reference, const std::string& code, EvalResult result);
   // The stored request of one evaluate body: task and candidate written by content hash.
   nlohmann::json job_request(const nlohmann::json& body, const std::string& where);
   std::string task_file(const std::string& task_id);
@@ -130,6 +133,10 @@ class RewardService {
   Metrics metrics_;
   std::map<std::string, std::string> suite_tasks_;  // task_id -> path
   LaneShares shares_;  // the lanes' gates and memory budget, as a queue's lanes share them
+  // The judge's reviews of suspicious results, one at a time: a model's answer may take minutes,
+  // which a lane (a GPU's worth of evaluations) would otherwise spend waiting. Last: destroyed
+  // first, it ends the reviews posted before the service goes.
+  SerialWorker reviews_{"serve: judge reviews"};
 };
 
 // The reply fields of a finished evaluation: correct, accepted, speedup, reward, verdict, flags, result.

@@ -5,9 +5,16 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <future>
+#include <optional>
+#include <thread>
+
 #include "core/hash.h"
 #include "core/paths.h"
+#include "policy/fake_chat_server.h"
 #include "queue/fake_engine.h"
+#include "rl/reward.h"
 #include "service/service.h"
 
 using namespace cudal1;
@@ -21,8 +28,9 @@ struct ServiceCore {
   Store store{dir / "store.db"};
   std::shared_ptr<fakes::FakeEngine> engine = std::make_shared<fakes::FakeEngine>();
   std::unique_ptr<service::RewardService> svc;
-  explicit ServiceCore(std::function<void(QueueConfig&)> tune = {}) {
+  explicit ServiceCore(std::function<void(QueueConfig&)> tune = {}, std::optional<judge::JudgeConfig> judge = {}) {
     service::ServiceConfig c;
+    c.judge = judge;
     c.port = 0;
     c.no_auth = true;
     c.jobs_path = dir / "jobs.db";
@@ -127,4 +135,64 @@ TEST(ServiceUnit, AJobEndThatCannotBeRecordedIsSaid) {
   std::string said = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(said.find("job " + id + " ended but its end could not be recorded"), std::string::npos)
       << said;
+}
+
+// A judge that takes its time (a model thinking) holds the job, not the lane: the lane evaluates
+// the next job meanwhile, and the reviewed job ends with the judge's verdict as its reward.
+TEST(ServiceUnit, TheJudgesReviewRunsOffTheLane) {
+  std::promise<void> answer;
+  std::shared_future<void> answered = answer.get_future().share();
+  policy::FakeEndpoint slow([answered](const httplib::Request&, httplib::Response& res) {
+    answered.wait_for(std::chrono::seconds(30));
+    res.set_content(policy::completion(R"({"verdict": "hack", "reason": "planted"})"), "application/json");
+  });
+  judge::JudgeConfig jc;
+  jc.url = slow.base_url();
+  jc.model = "judge-model";
+  jc.mode = judge::JudgeMode::gate;
+  jc.max_retries = 0;
+  jc.timeout_s = 60;
+  std::optional<ServiceCore> core;
+  core.emplace(std::function<void(QueueConfig&)>{}, jc);
+  core->engine->judge = [](const EvalOptions&, Stage) { return fakes::accepted_result(8.0); };  // above the threshold
+  std::string first = core->submit("class ModelNew: first"), second = core->submit("class ModelNew: second");
+  ASSERT_TRUE(core->svc->run_next_job("cpu"));
+  ASSERT_TRUE(core->svc->run_next_job("cpu")) << "the lane waited for the judge";
+  EXPECT_EQ(core->svc->jobs().get(first)->state, service::JobState::running) << "ended before the judge answered";
+  EXPECT_EQ(core->svc->jobs().get(second)->state, service::JobState::running);
+  answer.set_value();
+  for (int i = 0; i < 600 && core->svc->jobs().get(second)->state == service::JobState::running; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (const std::string& id : {first, second}) {
+    service::Job job = *core->svc->jobs().get(id);
+    ASSERT_EQ(job.state, service::JobState::done) << job.outcome.dump();
+    EXPECT_EQ(job.outcome["judge"].value("verdict", ""), "hack") << job.outcome.dump();
+    EXPECT_EQ(job.outcome["reward"].get<double>(), rl::RewardConfig{}.hack_penalty) << job.outcome.dump();
+  }
+  EXPECT_EQ(slow.requests(), 2);
+}
+
+// A review still running when the service goes is finished first: its job does not stay
+// "running" to be evaluated again at the next start.
+TEST(ServiceUnit, AReviewInFlightEndsBeforeTheServiceGoes) {
+  policy::FakeEndpoint slow([](const httplib::Request&, httplib::Response& res) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    res.set_content(policy::completion(R"({"verdict": "clean", "reason": "fine"})"), "application/json");
+  });
+  judge::JudgeConfig jc;
+  jc.url = slow.base_url();
+  jc.model = "judge-model";
+  jc.mode = judge::JudgeMode::gate;
+  jc.max_retries = 0;
+  ServiceCore core(std::function<void(QueueConfig&)>{}, jc);
+  core.engine->judge = [](const EvalOptions&, Stage) { return fakes::accepted_result(8.0); };
+  std::string id = core.submit("class ModelNew: reviewed");
+  ASSERT_TRUE(core.svc->run_next_job("cpu"));
+  fs::path jobs_file = core.dir / "jobs.db";
+  core.svc.reset();
+  service::JobStore reopened(jobs_file);
+  service::Job job = *reopened.get(id);
+  EXPECT_EQ(job.state, service::JobState::done) << job.outcome.dump();
+  EXPECT_EQ(job.outcome["judge"].value("verdict", ""), "clean") << job.outcome.dump();
+  EXPECT_TRUE(job.outcome.value("accepted", false));
 }
