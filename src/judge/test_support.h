@@ -10,6 +10,7 @@
 
 #include "core/hash.h"
 #include "evaluator/result.h"
+#include "judge/judge.h"
 #include "store/store.h"
 
 namespace cudal1::judge {
@@ -29,6 +30,18 @@ inline EvalResult accepted_result(const std::string& reference, const std::strin
   r.task_hash = sha256_hex(reference);
   r.candidate_hash = sha256_hex(candidate);
   return r;
+}
+
+// A judge in gate mode at `base_url` (a fake endpoint's), quick to give up on a failing one.
+inline JudgeConfig gate_judge(const std::string& base_url) {
+  JudgeConfig c;
+  c.url = base_url;
+  c.model = "judge-model";
+  c.mode = JudgeMode::gate;
+  c.max_retries = 1;
+  c.backoff_base_s = 0.01;
+  c.timeout_s = 5;
+  return c;
 }
 
 // A fresh store under the temporary folder, removed with the object.

@@ -19,16 +19,7 @@ const char* kCandidate = "class ModelNew(nn.Module):\n    def forward(self, x):\
 
 EvalResult accepted_at(double speedup) { return judge::accepted_result(kReference, kCandidate, speedup); }
 
-judge::JudgeConfig gate(const policy::FakeEndpoint& server) {
-  judge::JudgeConfig c;
-  c.url = server.base_url();
-  c.model = "judge-model";
-  c.mode = judge::JudgeMode::gate;
-  c.max_retries = 1;
-  c.backoff_base_s = 0.01;
-  c.timeout_s = 5;
-  return c;
-}
+judge::JudgeConfig gate(const policy::FakeEndpoint& server) { return judge::gate_judge(server.base_url()); }
 
 policy::FakeEndpoint answering(int status, const std::string& content) {
   return policy::FakeEndpoint([status, content](const httplib::Request&, httplib::Response& res) {

@@ -12,6 +12,7 @@
 
 #include "core/hash.h"
 #include "core/paths.h"
+#include "judge/test_support.h"
 #include "policy/fake_chat_server.h"
 #include "queue/fake_engine.h"
 #include "rl/reward.h"
@@ -146,25 +147,21 @@ TEST(ServiceUnit, TheJudgesReviewRunsOffTheLane) {
     answered.wait_for(std::chrono::seconds(30));
     res.set_content(policy::completion(R"({"verdict": "hack", "reason": "planted"})"), "application/json");
   });
-  judge::JudgeConfig jc;
-  jc.url = slow.base_url();
-  jc.model = "judge-model";
-  jc.mode = judge::JudgeMode::gate;
+  judge::JudgeConfig jc = judge::gate_judge(slow.base_url());
   jc.max_retries = 0;
   jc.timeout_s = 60;
-  std::optional<ServiceCore> core;
-  core.emplace(std::function<void(QueueConfig&)>{}, jc);
-  core->engine->judge = [](const EvalOptions&, Stage) { return fakes::accepted_result(8.0); };  // above the threshold
-  std::string first = core->submit("class ModelNew: first"), second = core->submit("class ModelNew: second");
-  ASSERT_TRUE(core->svc->run_next_job("cpu"));
-  ASSERT_TRUE(core->svc->run_next_job("cpu")) << "the lane waited for the judge";
-  EXPECT_EQ(core->svc->jobs().get(first)->state, service::JobState::running) << "ended before the judge answered";
-  EXPECT_EQ(core->svc->jobs().get(second)->state, service::JobState::running);
+  ServiceCore core(std::function<void(QueueConfig&)>{}, jc);
+  core.engine->judge = [](const EvalOptions&, Stage) { return fakes::accepted_result(8.0); };  // above the threshold
+  std::string first = core.submit("class ModelNew: first"), second = core.submit("class ModelNew: second");
+  ASSERT_TRUE(core.svc->run_next_job("cpu"));
+  ASSERT_TRUE(core.svc->run_next_job("cpu")) << "the lane waited for the judge";
+  EXPECT_EQ(core.svc->jobs().get(first)->state, service::JobState::running) << "ended before the judge answered";
+  EXPECT_EQ(core.svc->jobs().get(second)->state, service::JobState::running);
   answer.set_value();
-  for (int i = 0; i < 600 && core->svc->jobs().get(second)->state == service::JobState::running; ++i)
+  for (int i = 0; i < 600 && core.svc->jobs().get(second)->state == service::JobState::running; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   for (const std::string& id : {first, second}) {
-    service::Job job = *core->svc->jobs().get(id);
+    service::Job job = *core.svc->jobs().get(id);
     ASSERT_EQ(job.state, service::JobState::done) << job.outcome.dump();
     EXPECT_EQ(job.outcome["judge"].value("verdict", ""), "hack") << job.outcome.dump();
     EXPECT_EQ(job.outcome["reward"].get<double>(), rl::RewardConfig{}.hack_penalty) << job.outcome.dump();
@@ -179,12 +176,7 @@ TEST(ServiceUnit, AReviewInFlightEndsBeforeTheServiceGoes) {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     res.set_content(policy::completion(R"({"verdict": "clean", "reason": "fine"})"), "application/json");
   });
-  judge::JudgeConfig jc;
-  jc.url = slow.base_url();
-  jc.model = "judge-model";
-  jc.mode = judge::JudgeMode::gate;
-  jc.max_retries = 0;
-  ServiceCore core(std::function<void(QueueConfig&)>{}, jc);
+  ServiceCore core(std::function<void(QueueConfig&)>{}, judge::gate_judge(slow.base_url()));
   core.engine->judge = [](const EvalOptions&, Stage) { return fakes::accepted_result(8.0); };
   std::string id = core.submit("class ModelNew: reviewed");
   ASSERT_TRUE(core.svc->run_next_job("cpu"));
