@@ -62,8 +62,14 @@ fi
 # seen first-round prompts meets contrastive ones for the first time in crl.
 step "$bin" optimize --policy builtin $tasks --rounds "${TR_DATA_ROUNDS:-1}" --group 3 --lanes "$lanes" --device "$dev" --run "$scratch/data" --name data
 # The store as the data run left it, for the contrastive measurements (each starts from a copy).
-[ -f "$scratch/data.db" ] || { python3 -c 'import sqlite3, sys; sqlite3.connect(sys.argv[1]).backup(sqlite3.connect(sys.argv[2]))' "$CUDAL1_DB" "$scratch/data.db.tmp" && mv "$scratch/data.db.tmp" "$scratch/data.db"; }
-for d in init sft selfsup crl; do [ -f "$scratch/eval_contrastive_$d.db" ] || [ ! -f "$scratch/data.db" ] || cp "$scratch/data.db" "$scratch/eval_contrastive_$d.db"; done
+# Each copy takes the store's key with it: a store trusts only rows sealed with its own key, and
+# a copy without it would show no earlier file (its contrastive rounds would be first-round ones).
+[ -f "$scratch/data.db" ] || { python3 -c 'import sqlite3, sys; sqlite3.connect(sys.argv[1]).backup(sqlite3.connect(sys.argv[2]))' "$CUDAL1_DB" "$scratch/data.db.tmp" &&
+  cp -p "$CUDAL1_DB.key" "$scratch/data.db.key" && mv "$scratch/data.db.tmp" "$scratch/data.db"; }
+for d in init sft selfsup crl; do
+  [ -f "$scratch/eval_contrastive_$d.db" ] || [ ! -f "$scratch/data.db" ] ||
+    { cp -p "$scratch/data.db.key" "$scratch/eval_contrastive_$d.db.key" && cp "$scratch/data.db" "$scratch/eval_contrastive_$d.db"; }
+done
 measure init "$m/init"
 [ -d "$scratch/sft/model" ] || step "$bin" train sft --model "$m/init" --out "$scratch/sft" --full --run data --per-task "${TR_PER_TASK:-2}" -d "$dev" --dtype float32 \
   --epochs "${TR_SFT_EPOCHS:-40}" --batch 3 --lr "${TR_SFT_LR:-1e-3}" --warmup 10 --max-tokens 8192 --contrastive "${TR_SFT_CONTRASTIVE:-2}" --exemplars "${TR_EXEMPLARS:-2}" $(printf -- '--task %s ' $tasks)

@@ -18,13 +18,14 @@ def lines(path):
 
 def main():
     scratch, cpp, torch_json = sys.argv[1:4]
-    print("| stage | prompts | answers | accepted | correct rate | mean raw reward | best speedup per task |")
-    print("|---|---|---:|---:|---:|---:|---|")
+    print("| stage | prompts | answers | exemplars shown | prompt tokens | accepted | correct rate | mean raw reward | best speedup per task |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---|")
+    unshown = []
     for stage, prompts in [(s, p) for p in ["first-round", "contrastive"] for s in ["init", "sft", "selfsup", "crl"]]:
         folder = f"eval_{stage}" if prompts == "first-round" else f"eval_contrastive_{stage}"
         rows = lines(os.path.join(scratch, folder, "samples.jsonl"))
         if not rows:
-            print(f"| {stage} | {prompts} | not run | | | | |")
+            print(f"| {stage} | {prompts} | not run | | | | | | |")
             continue
         ok = [r for r in rows if r["verdict"]["accepted"]]
         best = {}
@@ -33,7 +34,15 @@ def main():
             best[r["task"]] = max(best.get(r["task"], 0), s)
         mean = sum(r["raw_reward"] for r in rows) / len(rows)
         bests = ", ".join(f"{t.split('/')[-1]} {s:.2f}x" for t, s in sorted(best.items())) or "-"
-        print(f"| {stage} | {prompts} | {len(rows)} | {len(ok)} | {100 * len(ok) / len(rows):.0f}% | {mean:.3f} | {bests} |")
+        shown = sum(len(r.get("exemplars") or []) for r in rows) / len(rows)
+        tokens = sum((r.get("tokens") or {}).get("prompt", 0) for r in rows) / len(rows)
+        if prompts == "contrastive" and shown == 0:
+            unshown.append(stage)
+        print(f"| {stage} | {prompts} | {len(rows)} | {shown:.1f} | {tokens:.0f} | {len(ok)} | "
+              f"{100 * len(ok) / len(rows):.0f}% | {mean:.3f} | {bests} |")
+    if unshown:
+        print(f"\nNOT CONTRASTIVE: the contrastive rounds of {', '.join(unshown)} showed no earlier file (their store had "
+              "none it could trust): those rows are first-round figures.")
     print()
     for stage in ["sft", "selfsup", "crl"]:
         log = lines(os.path.join(scratch, stage, "train_log.jsonl"))
@@ -42,9 +51,16 @@ def main():
         if stage == "sft":
             print(f"sft: {len(log)} steps, loss {log[0]['loss']:.3f} -> {log[-1]['loss']:.3f}")
             continue
+        # What each round's prompts showed and how its answers failed, from the stage's own samples.
+        samples = lines(os.path.join(scratch, stage, "loop", "samples.jsonl"))
         parts = []
         for r in log:
             extra = f" kl {r['kl']:.4f}" if "kl" in r else ""
+            mine = [x for x in samples if x.get("round") == r["round"]]
+            if mine:
+                shown = sum(len(x.get("exemplars") or []) for x in mine) / len(mine)
+                cut = sum(1 for x in mine if (x.get("verdict") or {}).get("outcome") == "truncated")
+                extra += f" (exemplars {shown:.1f}, {cut}/{len(mine)} cut off)"
             parts.append(f"r{r['round']}: {100 * r['correct_rate']:.0f}% reward {r['raw_reward_mean']:.3f}{extra}")
         print(f"{stage}: " + "; ".join(parts))
     print()

@@ -232,6 +232,9 @@ if has audit; then
   : "${BENCH_JSONL:?stage audit scores the CUDA-L1 file BENCH_JSONL names}"
   mkdir -p "$scratch/bench_state"
   [ -n "${BENCH_RESTORE:-}" ] && [ ! -f "$scratch/bench_state/results.db" ] && tar -xzf "$BENCH_RESTORE" -C "$scratch/bench_state"
+  # A copy of the store every minute meanwhile: a call cut by its time limit still returns it.
+  scripts/snapshot_store.sh "$scratch/bench_state" "$out/bench_state.tgz" 60 &
+  snapshots=$!
   ${BENCH_DEADLINE:+timeout -s INT -k "${BENCH_GRACE:-150}" "$BENCH_DEADLINE"} "$bin/cudal1" bench --jsonl "$BENCH_JSONL" --limit "${BENCH_LIMIT:-20}" \
     --device cuda --lanes "${BENCH_LANES:-1}" --db "$scratch/bench_state/results.db" --work "$scratch/bench_work" \
     --html "$out/bench.html" --markdown "$out/bench.md" >"$out/bench_cuda_l1.txt" 2>"$out/bench_progress.txt"
@@ -245,7 +248,8 @@ if has audit; then
       >>"$out/bench_cuda_l1.txt" 2>>"$out/bench_progress.txt"
     echo "report from the store: exit $?" >>"$out/bench_cuda_l1.txt"
   fi
-  tar -czf "$out/bench_state.tgz" -C "$scratch/bench_state" . 2>/dev/null
+  kill "$snapshots" 2>/dev/null; wait "$snapshots" 2>/dev/null
+  scripts/snapshot_store.sh "$scratch/bench_state" "$out/bench_state.tgz"
 fi
 
 # 4g. CUDA graph versions of a CUDA-L1 file's tasks, each verified (stage enrich; ENRICH_JSONL,
