@@ -343,20 +343,16 @@ std::optional<TimedTry> timed_try(Session& s, Worker& cand, const TimingSettings
   }
 }
 
-}  // namespace
-
-Verdict measure(Session& s, Worker& cand, EvalResult& r) {
-  const EvalOptions& o = s.o;
-  TimingSettings ts = settings_of(o);
-  TimedRun run;
-
+// The warm-up calls: the candidate's first calls (which may compile), untimed, after the
+// reference's own; other processes it started must have settled before anything is timed.
+Verdict warm_up(Session& s, Worker& cand, const TimingSettings& ts, TimedRun& run, EvalResult& r) {
   json warm = batch(s, ts.warmup);
   const double others_before_warmup = cand.process().others_cpu_ms();
   reference_alone(s, warm, to_ms(s.call_timeout_s) * (ts.warmup + 1));
   // The first calls of a fresh process (re-timing) may compile again (evaluator/call_budget.h).
   double calls_s = s.call_timeout_s * ts.warmup;
   json extended_for;
-  WorkerReply cw = first_call(cand, warm, {calls_s, o.build_timeout_s + calls_s}, extended_for);
+  WorkerReply cw = first_call(cand, warm, {calls_s, s.o.build_timeout_s + calls_s}, extended_for);
   if (!extended_for.is_null()) r.budgets["warmup_extended_for"] = extended_for;
   Verdict failed = candidate_failure(cw, "warm-up calls", cand.stderr_tail(), r);
   if (!failed.ok()) return failed;
@@ -364,45 +360,41 @@ Verdict measure(Session& s, Worker& cand, EvalResult& r) {
   const json* warm_recs = call_records(warm, cw, r);
   if (!warm_recs) return malformed_reply();
   run.keep(warm, *warm_recs, 0);
-  failed = settle_other_processes(s, cand, others_before_warmup, r);
-  if (!failed.ok()) return failed;
+  return settle_other_processes(s, cand, others_before_warmup, r);
+}
 
-  // A figure still noisy after its re-measures is measured again on fresh buckets before it
-  // stands: a burst of load on the host passes, and a figure it shrank to nothing would
-  // otherwise be stored as final.
-  std::vector<TimedTry> tries;
-  auto chosen = measure_until_quiet([&]() -> std::optional<double> {
-    auto t = timed_try(s, cand, ts, int(tries.size()), run, r, failed);
-    if (!t) return std::nullopt;
-    tries.push_back(std::move(*t));
-    return tries.back().est.spread;
-  }, o.spread_limit, o.noisy_retries);
-  if (!chosen) return failed;
-  const TimedTry& chosen_try = tries[chosen->chosen];
-  const std::vector<Bucket>& buckets = chosen_try.buckets;
-  const SpeedupEstimate& est = chosen_try.est;
-  const Overheads* overhead = &chosen_try.overhead;
+// The chosen try's figures and how they were had; a figure still noisy is flagged.
+void record_estimate(const EvalOptions& o, const TimingSettings& ts, const TimedTry& chosen, const TimingTries& tries,
+                     EvalResult& r) {
+  const SpeedupEstimate& est = chosen.est;
   r.runtime_ms["eager"] = est.ref_ms;
   r.runtime_ms["candidate"] = est.cand_ms;
   r.speedup["eager"] = est.reported;
   r.statistics = {
-      {"buckets", buckets.size()}, {"calls_per_bucket", ts.calls}, {"warmup", ts.warmup},
+      {"buckets", chosen.buckets.size()}, {"calls_per_bucket", ts.calls}, {"warmup", ts.warmup},
       {"bucket_ratios", est.bucket_ratios}, {"raw_speedup", est.raw}, {"q25", est.q25},
-      {"q75", est.q75}, {"spread", est.spread}, {"remeasured", chosen_try.rounds},
-      {"tries", tries.size()}, {"try_spreads", chosen->spreads}, {"shrunk_to_one", shrunk_to_one(est)},
+      {"q75", est.q75}, {"spread", est.spread}, {"remeasured", chosen.rounds},
+      {"tries", tries.spreads.size()}, {"try_spreads", tries.spreads}, {"shrunk_to_one", shrunk_to_one(est)},
       {"clock", is_cuda_device(o.device) ? "cuda events + host, device-wide sync" : "host steady clock"},
       {"inputs", "a random case per call, permuted, in rotating buffers"},
   };
+  r.statistics["batch_overhead"] = chosen.overhead.to_json();
   if (est.spread > o.spread_limit)
     r.add_flag("timing_noisy", Severity::warn,
                "bucket ratios still spread " + format_fixed(100 * est.spread, 0) + "% (limit " +
-                   format_fixed(100 * o.spread_limit, 0) + "%) in each of " + std::to_string(tries.size()) + " tries on fresh buckets; the quietest stands, its raw " +
-                   format_fixed(est.raw, 2) + "x shrunk to " + format_fixed(est.reported, 2) + "x");
-  // A clock disagreement is confirmed on a fresh set of buckets before it counts: a lying clock
-  // lies every time, a burst of load on the host does not.
-  ClockCheck clocks = check_clocks(buckets, est, is_cuda_device(o.device), overhead->jitter_ms);
-  r.statistics["batch_overhead"] = overhead->to_json();
+                   format_fixed(100 * o.spread_limit, 0) + "%) in each of " + std::to_string(tries.spreads.size()) +
+                   " tries on fresh buckets; the quietest stands, its raw " + format_fixed(est.raw, 2) + "x shrunk to " +
+                   format_fixed(est.reported, 2) + "x");
+}
+
+// A clock disagreement is confirmed on a fresh set of buckets before it counts: a lying clock
+// lies every time, a burst of load on the host does not.
+Verdict check_clocks_twice(Session& s, Worker& cand, const TimingSettings& ts, const TimedTry& chosen, TimedRun& run,
+                           EvalResult& r) {
+  const bool gpu = is_cuda_device(s.o.device);
+  ClockCheck clocks = check_clocks(chosen.buckets, chosen.est, gpu, chosen.overhead.jitter_ms);
   if (clocks.disagrees) {
+    Verdict failed;
     auto overhead_again = measure_overheads(s, cand, ts, r, failed);
     if (!overhead_again) return failed;
     std::vector<Bucket> again;
@@ -412,7 +404,7 @@ Verdict measure(Session& s, Worker& cand, EvalResult& r) {
       if (!failed.ok()) return failed;
       again.push_back(std::move(bucket));
     }
-    ClockCheck confirm = check_clocks(again, estimate_speedup(again), is_cuda_device(o.device), overhead_again->jitter_ms);
+    ClockCheck confirm = check_clocks(again, estimate_speedup(again), gpu, overhead_again->jitter_ms);
     r.statistics["clock_rechecked"] = {{"first", clocks.to_json()}, {"again", confirm.to_json()}};
     if (!confirm.disagrees) clocks = confirm;
   }
@@ -422,17 +414,15 @@ Verdict measure(Session& s, Worker& cand, EvalResult& r) {
                "the parent's clock saw " + std::to_string(clocks.candidate) +
                    "x the time per call that the candidate's process reported (reference: " +
                    std::to_string(clocks.reference) + "x), twice over");
-  stream_flags(buckets, est, is_cuda_device(o.device), r);
-  check_gpu_contexts(s, cand, r);
-  // Threads burning CPU while the worker waited (the reference was timed meanwhile): a machine
-  // kept busy except during the candidate's own calls. A pool's spin-wait after a parallel region
-  // lasts about a millisecond; this asks for a third of all the waiting and more than 50 ms, and
-  // for more than twice the reference's rate (an honest torch process on the H200 once showed
-  // 450 ms in 668 ms: what its runtime's threads do, the reference's do too).
-  failed = top_up_idle(s, cand, run, r);
-  if (!failed.ok()) return failed;
-  if (s.timing_done && run.topped_up_ms == 0) s.timing_done();
-  check_other_processes(s, cand, r);
+  return {};
+}
+
+// Threads burning CPU while the worker waited (the reference was timed meanwhile): a machine
+// kept busy except during the candidate's own calls. A pool's spin-wait after a parallel region
+// lasts about a millisecond; this asks for a third of all the waiting and more than 50 ms, and
+// for more than twice the reference's rate (an honest torch process on the H200 once showed
+// 450 ms in 668 ms: what its runtime's threads do, the reference's do too).
+void flag_background_threads(const TimedRun& run, EvalResult& r) {
   r.statistics["idle"] = {{"wait_ms", run.idle_ms}, {"other_threads_cpu_ms", run.idle_cpu_ms},
                           {"other_threads_demand_ms", run.idle_demand_ms}, {"topped_up_ms", run.topped_up_ms},
                           {"reference_wait_ms", run.ref_idle_ms}, {"reference_other_threads_cpu_ms", run.ref_idle_cpu_ms},
@@ -445,6 +435,38 @@ Verdict measure(Session& s, Worker& cand, EvalResult& r) {
                "the candidate's other threads used " + std::to_string(int(run.idle_cpu_ms)) + " ms of CPU and waited " +
                    std::to_string(int(run.idle_demand_ms - run.idle_cpu_ms)) + " ms for more, during " +
                    std::to_string(int(run.idle_ms)) + " ms in which it had no call to run: work kept going between calls");
+}
+
+}  // namespace
+
+Verdict measure(Session& s, Worker& cand, EvalResult& r) {
+  TimingSettings ts = settings_of(s.o);
+  TimedRun run;
+  Verdict failed = warm_up(s, cand, ts, run, r);
+  if (!failed.ok()) return failed;
+
+  // A figure still noisy after its re-measures is measured again on fresh buckets before it
+  // stands: a burst of load on the host passes, and a figure it shrank to nothing would
+  // otherwise be stored as final.
+  std::vector<TimedTry> tries;
+  auto chosen = measure_until_quiet([&]() -> std::optional<double> {
+    auto t = timed_try(s, cand, ts, int(tries.size()), run, r, failed);
+    if (!t) return std::nullopt;
+    tries.push_back(std::move(*t));
+    return tries.back().est.spread;
+  }, s.o.spread_limit, s.o.noisy_retries);
+  if (!chosen) return failed;
+  const TimedTry& chosen_try = tries[chosen->chosen];
+  record_estimate(s.o, ts, chosen_try, *chosen, r);
+  failed = check_clocks_twice(s, cand, ts, chosen_try, run, r);
+  if (!failed.ok()) return failed;
+  stream_flags(chosen_try.buckets, chosen_try.est, is_cuda_device(s.o.device), r);
+  check_gpu_contexts(s, cand, r);
+  failed = top_up_idle(s, cand, run, r);
+  if (!failed.ok()) return failed;
+  if (s.timing_done && run.topped_up_ms == 0) s.timing_done();
+  check_other_processes(s, cand, r);
+  flag_background_threads(run, r);
   return verify_calls(s, run.pool, r);
 }
 
