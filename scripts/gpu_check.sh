@@ -255,15 +255,21 @@ fi
 # 4g. CUDA graph versions of a CUDA-L1 file's tasks, each verified (stage enrich; ENRICH_JSONL,
 # ENRICH_LIMIT; resumable: run again with the same OUT to go on).
 # ENRICH_DEADLINE (seconds) stops it gently, as BENCH_DEADLINE does (ENRICH_GRACE, default 150);
-# the tally then counts what was verified so far.
+# the tally then counts what was verified so far. Its folder and store come back as enrich.tgz,
+# copied every minute meanwhile.
 if has enrich; then
   # ENRICH_RESTORE: an earlier call's enrich.tgz (from a machine since given back) to go on from.
-  [ -n "${ENRICH_RESTORE:-}" ] && [ ! -d "$scratch/enrich" ] && tar -xzf "$ENRICH_RESTORE" -C "$scratch"
+  # The store lives in the output folder, its key beside it, so the tarball holds both.
+  [ -n "${ENRICH_RESTORE:-}" ] && [ ! -d "$scratch/enrich" ] && mkdir -p "$scratch/enrich" && tar -xzf "$ENRICH_RESTORE" -C "$scratch/enrich"
+  mkdir -p "$scratch/enrich"
+  scripts/snapshot_store.sh "$scratch/enrich" "$out/enrich.tgz" 60 &
+  snapshots=$!
   ${ENRICH_DEADLINE:+timeout -s INT -k "${ENRICH_GRACE:-150}" "$ENRICH_DEADLINE"} "$bin/cudal1" enrich --jsonl "${ENRICH_JSONL:?set ENRICH_JSONL}" \
-    --out "$scratch/enrich" --device cuda --lanes "${ENRICH_LANES:-6}" --db "$scratch/enrich.db" \
+    --out "$scratch/enrich" --device cuda --lanes "${ENRICH_LANES:-6}" --db "$scratch/enrich/enrich.db" \
     ${ENRICH_LIMIT:+--limit "$ENRICH_LIMIT"} >"$out/enrich_table.txt" 2>"$out/enrich_progress.txt"
   python3 bench/enrich_tally.py "$scratch/enrich/enrich.jsonl" >"$out/enrich.txt" 2>&1
-  tar -czf "$out/enrich.tgz" -C "$scratch" enrich enrich.db
+  kill "$snapshots" 2>/dev/null; wait "$snapshots" 2>/dev/null
+  scripts/snapshot_store.sh "$scratch/enrich" "$out/enrich.tgz"
 fi
 
 # 4h. The optimisation loop (stage optimize): the built-in policy over the whole bundled suite with
