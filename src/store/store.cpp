@@ -175,8 +175,9 @@ std::vector<Store::Row> Store::newest_per_candidate(SQLite::Statement& q, const 
 Store::Store(const std::filesystem::path& path)
     : path_(path),
       alarm_("store", "rows written by an older cudal1 or by anything without the key " + Sealer::key_path(path).string() +
-                          " are never answered; their evaluations run again. If no older cudal1 wrote " + path.string() +
-                          ", something else can write it: keep candidates' processes away from it") {
+                          " are never answered; their evaluations run again. A copy of a store needs its key copied "
+                          "beside it (" + Sealer::key_path(path).filename().string() + ", kept private). If no older cudal1 wrote " +
+                          path.string() + " and it is no copy, something else can write it: keep candidates' processes away from it") {
   std::error_code ec;
   if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
   create_private_file(path_);

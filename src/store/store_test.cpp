@@ -155,6 +155,7 @@ TEST(Store, ForgedVerdictRowIsNeverAnswered) {
   std::string err = testing::internal::GetCapturedStderr();
   EXPECT_NE(err.find("store: ignored 2 rows whose seal does not match (written outside cudal1?)"), std::string::npos) << err;
   EXPECT_NE(err.find("hint:"), std::string::npos);
+  EXPECT_NE(err.find("A copy of a store needs its key copied beside it"), std::string::npos) << err;
   EXPECT_DOUBLE_EQ(*store.best_speedup("t", "p", "cpu"), 1.5) << "a forged row never sets the bar";
   auto ex = store.exemplars("t", "p", "cpu");
   ASSERT_EQ(ex.size(), 1u);
@@ -225,9 +226,11 @@ TEST(Store, NewStoreAndItsKeyAreTheOwnersOnly) {
   Store store(t.db);
   store.save(verdict("c", Status::ok, 2.0), "p", "cpu", "src");
   auto others = std::filesystem::perms::group_all | std::filesystem::perms::others_all;
-  for (auto& f : store.private_files())
-    if (std::filesystem::exists(f))
+  for (auto& f : store.private_files()) {
+    if (std::filesystem::exists(f)) {
       EXPECT_EQ(std::filesystem::status(f).permissions() & others, std::filesystem::perms::none) << f;
+    }
+  }
   EXPECT_TRUE(std::filesystem::exists(t.db.string() + ".key"));
   EXPECT_EQ(store.private_files().back(), t.db.string() + ".key");
 }
