@@ -33,16 +33,17 @@ step() { echo "== $* (at ${SECONDS}s)" >>"$log"; timeout "$(left)" "$@" >>"$log"
 # The figures of a stage: one round of every task answered by MODEL with the same seed, twice:
 # eval_NAME with first-round prompts (what stages 1 and 2 train on), and eval_contrastive_NAME with
 # stage 3's contrastive prompts, each showing TR_EXEMPLARS of the data run's files and their
-# speedups; those are drawn from a copy of the store as it was after the data run, so every stage
-# is shown the same files.
+# speedups. Each runs on its own copy of the store as it was after the data run: every stage is
+# shown the same files, and no measurement adds rows to the store the stages train from (stage 3
+# shows each file with its newest speedup, which a measurement would otherwise have replaced).
 ask_round() {  # RUN_NAME MODEL_DIR EXEMPLARS; a round that finished (its summary.json) is not repeated
   [ -f "$scratch/$1/summary.json" ] && return 0
   step "$bin" optimize --policy model --model "$2" --model-device "$dev" --model-dtype float32 $tasks --rounds 1 --group "$group" --exemplars "$3" \
     --temperature "$temp" --max-new-tokens "$new" --lanes "$lanes" --device "$dev" --seed 11 --run "$scratch/$1" --name "$1"
 }
 measure() {  # NAME MODEL_DIR
-  ask_round "eval_$1" "$2" 0
-  [ "${TR_EXEMPLARS:-2}" -gt 0 ] && [ -f "$scratch/data.db" ] && CUDAL1_DB=$scratch/eval_contrastive_$1.db ask_round "eval_contrastive_$1" "$2" "${TR_EXEMPLARS:-2}"
+  CUDAL1_DB=$scratch/eval_$1.db ask_round "eval_$1" "$2" 0
+  [ "${TR_EXEMPLARS:-2}" -gt 0 ] && CUDAL1_DB=$scratch/eval_contrastive_$1.db ask_round "eval_contrastive_$1" "$2" "${TR_EXEMPLARS:-2}"
 }
 
 [ -f "$m/init/config.json" ] || step "$bin" train init --out "$m/init" --tokenizer tests/fixtures/tokenizer/qwen \
@@ -66,9 +67,9 @@ step "$bin" optimize --policy builtin $tasks --rounds "${TR_DATA_ROUNDS:-1}" --g
 # a copy without it would show no earlier file (its contrastive rounds would be first-round ones).
 [ -f "$scratch/data.db" ] || { python3 -c 'import sqlite3, sys; sqlite3.connect(sys.argv[1]).backup(sqlite3.connect(sys.argv[2]))' "$CUDAL1_DB" "$scratch/data.db.tmp" &&
   cp -p "$CUDAL1_DB.key" "$scratch/data.db.key" && mv "$scratch/data.db.tmp" "$scratch/data.db"; }
-for d in init sft selfsup crl; do
-  [ -f "$scratch/eval_contrastive_$d.db" ] || [ ! -f "$scratch/data.db" ] ||
-    { cp -p "$scratch/data.db.key" "$scratch/eval_contrastive_$d.db.key" && cp "$scratch/data.db" "$scratch/eval_contrastive_$d.db"; }
+for copy in $(printf 'eval_%s eval_contrastive_%s ' init init sft sft selfsup selfsup crl crl); do
+  [ -f "$scratch/$copy.db" ] || [ ! -f "$scratch/data.db" ] ||
+    { cp -p "$scratch/data.db.key" "$scratch/$copy.db.key" && cp "$scratch/data.db" "$scratch/$copy.db"; }
 done
 measure init "$m/init"
 [ -d "$scratch/sft/model" ] || step "$bin" train sft --model "$m/init" --out "$scratch/sft" --full --run data --per-task "${TR_PER_TASK:-2}" -d "$dev" --dtype float32 \
