@@ -94,6 +94,9 @@ export MAX_JOBS=${MAX_JOBS:-4}
 
 stages=${STAGES:-tests bench tasks}
 has() { [[ " $stages " == *" $1 "* ]]; }
+# Seconds left until DEADLINE seconds after this script started (unpacking and the sandbox's
+# checks included), at least 30: a deadline planned against a call's limit holds whatever came first.
+until_deadline() { local left=$(($1 - SECONDS)); echo $((left > 30 ? left : 30)); }
 verdict_secs=0
 
 if has tests || has cuda-corpus || has gpu-unit; then
@@ -225,7 +228,7 @@ fi
 # 4f. A CUDA-L1 file scored (stage audit: the file BENCH_JSONL names; BENCH_LIMIT rows, BENCH_LANES
 # lanes), with its HTML report. Resumable across machines: its store (results, baselines, the seal's
 # key) comes back as bench_state.tgz, and BENCH_RESTORE=that file puts it back on a fresh machine.
-# BENCH_DEADLINE (seconds) stops the run gently: no evaluation starts after it, those in hand finish
+# BENCH_DEADLINE (seconds after this script started) stops the run gently: no evaluation starts after it, those in hand finish
 # (BENCH_GRACE seconds at most, default 150) and are kept, and the report covers what was scored
 # (written from the store when the grace ran out).
 if has audit; then
@@ -235,7 +238,7 @@ if has audit; then
   # A copy of the store every minute meanwhile: a call cut by its time limit still returns it.
   scripts/snapshot_store.sh "$scratch/bench_state" "$out/bench_state.tgz" 60 &
   snapshots=$!
-  ${BENCH_DEADLINE:+timeout -s INT -k "${BENCH_GRACE:-150}" "$BENCH_DEADLINE"} "$bin/cudal1" bench --jsonl "$BENCH_JSONL" --limit "${BENCH_LIMIT:-20}" \
+  ${BENCH_DEADLINE:+timeout -s INT -k "${BENCH_GRACE:-150}" "$(until_deadline "$BENCH_DEADLINE")"} "$bin/cudal1" bench --jsonl "$BENCH_JSONL" --limit "${BENCH_LIMIT:-20}" \
     --device cuda --lanes "${BENCH_LANES:-1}" --db "$scratch/bench_state/results.db" --work "$scratch/bench_work" \
     --html "$out/bench.html" --markdown "$out/bench.md" >"$out/bench_cuda_l1.txt" 2>"$out/bench_progress.txt"
   rc=$?
@@ -264,7 +267,7 @@ if has enrich; then
   mkdir -p "$scratch/enrich"
   scripts/snapshot_store.sh "$scratch/enrich" "$out/enrich.tgz" 60 &
   snapshots=$!
-  ${ENRICH_DEADLINE:+timeout -s INT -k "${ENRICH_GRACE:-150}" "$ENRICH_DEADLINE"} "$bin/cudal1" enrich --jsonl "${ENRICH_JSONL:?set ENRICH_JSONL}" \
+  ${ENRICH_DEADLINE:+timeout -s INT -k "${ENRICH_GRACE:-150}" "$(until_deadline "$ENRICH_DEADLINE")"} "$bin/cudal1" enrich --jsonl "${ENRICH_JSONL:?set ENRICH_JSONL}" \
     --out "$scratch/enrich" --device cuda --lanes "${ENRICH_LANES:-6}" --db "$scratch/enrich/enrich.db" \
     ${ENRICH_LIMIT:+--limit "$ENRICH_LIMIT"} >"$out/enrich_table.txt" 2>"$out/enrich_progress.txt"
   python3 bench/enrich_tally.py "$scratch/enrich/enrich.jsonl" >"$out/enrich.txt" 2>&1
