@@ -204,7 +204,10 @@ void RewardService::run_job(const Job& job, const std::string& device) {
       std::lock_guard lock(metrics_.m);
       ++metrics_.evaluations[status_name(result->status)];
     }
-    if (config_.judge && !from_store && judge::is_suspicious(*result, std::nullopt, config_.judge->threshold)) {
+    // A verdict from the store whose review never ended (the service stopped hard meanwhile) is
+    // reviewed now, not answered unreviewed.
+    if (config_.judge && judge::is_suspicious(*result, std::nullopt, config_.judge->threshold) &&
+        (!from_store || !store_.find_judgement(task_hash, cand_hash))) {
       reviews_.post([this, id = job.id, task_src, cand_src, r = std::move(*result)]() mutable {
         finish_reviewed(id, task_src, cand_src, std::move(r));
       });

@@ -28,9 +28,9 @@ struct ServiceCore {
   fs::path dir = make_private_dir("cudal1-service-unit");
   Store store{dir / "store.db"};
   std::shared_ptr<fakes::FakeEngine> engine = std::make_shared<fakes::FakeEngine>();
+  service::ServiceConfig c;
   std::unique_ptr<service::RewardService> svc;
   explicit ServiceCore(std::function<void(QueueConfig&)> tune = {}, std::optional<judge::JudgeConfig> judge = {}) {
-    service::ServiceConfig c;
     c.judge = judge;
     c.port = 0;
     c.no_auth = true;
@@ -46,6 +46,12 @@ struct ServiceCore {
   ~ServiceCore() {
     svc.reset();
     fs::remove_all(dir);
+  }
+  // The service started again on the same job file and store, with `judge`.
+  void restart(std::optional<judge::JudgeConfig> judge) {
+    svc.reset();
+    c.judge = judge;
+    svc = std::make_unique<service::RewardService>(c, store);
   }
   // A stored job for `candidate`, as POST /evaluate leaves it.
   std::string submit(const std::string& candidate) {
@@ -187,4 +193,34 @@ TEST(ServiceUnit, AReviewInFlightEndsBeforeTheServiceGoes) {
   EXPECT_EQ(job.state, service::JobState::done) << job.outcome.dump();
   EXPECT_EQ(job.outcome["judge"].value("verdict", ""), "clean") << job.outcome.dump();
   EXPECT_TRUE(job.outcome.value("accepted", false));
+}
+
+// A verdict the store already holds, whose review never ended (the service stopped hard, or ran
+// without a judge then), is reviewed when it is answered again, not handed out unreviewed.
+TEST(ServiceUnit, AStoredVerdictNeverReviewedIsReviewedWhenAnsweredAgain) {
+  ServiceCore core;
+  core.engine->judge = [](const EvalOptions& o, Stage) {
+    EvalResult r = fakes::accepted_result(8.0);
+    r.task_hash = sha256_hex(read_file(o.task_path));
+    r.candidate_hash = sha256_hex(read_file(o.candidate_path));
+    return r;
+  };
+  service::Job first = core.run("class ModelNew: memo");
+  ASSERT_EQ(first.state, service::JobState::done) << first.outcome.dump();
+  EXPECT_FALSE(first.outcome.contains("judge"));
+  policy::FakeEndpoint judge_endpoint([](const httplib::Request&, httplib::Response& res) {
+    res.set_content(policy::completion(R"({"verdict": "hack", "reason": "planted"})"), "application/json");
+  });
+  core.restart(judge::gate_judge(judge_endpoint.base_url()));
+  std::string again = core.submit("class ModelNew: memo");
+  ASSERT_TRUE(core.svc->run_next_job("cpu"));
+  for (int i = 0; i < 200 && core.svc->jobs().get(again)->state == service::JobState::running; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  service::Job job = *core.svc->jobs().get(again);
+  ASSERT_EQ(job.state, service::JobState::done) << job.outcome.dump();
+  EXPECT_EQ(core.engine->ran().size(), 1u) << "answered from the store, not evaluated again";
+  ASSERT_TRUE(job.outcome.contains("judge")) << "handed out unreviewed: " << job.outcome.dump();
+  EXPECT_EQ(job.outcome["judge"].value("verdict", ""), "hack") << job.outcome.dump();
+  EXPECT_EQ(job.outcome["reward"].get<double>(), rl::RewardConfig{}.hack_penalty) << job.outcome.dump();
+  EXPECT_EQ(judge_endpoint.requests(), 1);
 }
