@@ -190,15 +190,11 @@ TokenAccounting OpenAIPolicy::accounting() const {
   return totals_;
 }
 
-// The request as a chat: the prompt, then each earlier turn's answer and the feedback on it.
+// The request as a chat (conversation_of), after the system prompt when there is one.
 static json chat_messages(const OpenAIConfig& c, const PolicyRequest& request) {
   json messages = json::array();
   if (!c.system_prompt.empty()) messages.push_back({{"role", "system"}, {"content", c.system_prompt}});
-  messages.push_back({{"role", "user"}, {"content", request.prompt}});
-  for (const Turn& t : request.history) {
-    messages.push_back({{"role", "assistant"}, {"content", t.answer}});
-    messages.push_back({{"role", "user"}, {"content", t.feedback}});
-  }
+  for (const ChatTurn& t : conversation_of(request)) messages.push_back({{"role", t.role}, {"content", t.content}});
   return messages;
 }
 

@@ -49,6 +49,20 @@ struct PolicyRequest {
   std::vector<Turn> history;
 };
 
+// A request as a chat, the way every policy that talks to a model sends it: the prompt (user),
+// then each earlier turn's answer (assistant) and the feedback on it (user).
+struct ChatTurn {
+  std::string role, content;
+};
+inline std::vector<ChatTurn> conversation_of(const PolicyRequest& request) {
+  std::vector<ChatTurn> turns = {{"user", request.prompt}};
+  for (const Turn& t : request.history) {
+    turns.push_back({"assistant", t.answer});
+    turns.push_back({"user", t.feedback});
+  }
+  return turns;
+}
+
 struct PolicyAnswer {
   std::string text;            // the raw completion, kept whatever it holds
   std::string finish_reason;   // "stop", "length", ... as the chat API says; "" when unknown

@@ -21,14 +21,11 @@ ModelPolicy::ModelPolicy(std::shared_ptr<CausalLM> model, ChatEncoder encoder, M
 
 namespace {
 
-// The request as a chat: the prompt, then each earlier turn's answer and the feedback on it, as
-// an OpenAI-compatible endpoint is sent it, so a revision sees what it revises and why.
+// The request as the chat endpoint policy sends it (policy::conversation_of), so a revision sees
+// what it revises and why, through the model's own template.
 std::vector<tokenizer::ChatMessage> chat_messages(const policy::PolicyRequest& request) {
-  std::vector<tokenizer::ChatMessage> messages = {{"user", request.prompt}};
-  for (const policy::Turn& t : request.history) {
-    messages.push_back({"assistant", t.answer});
-    messages.push_back({"user", t.feedback});
-  }
+  std::vector<tokenizer::ChatMessage> messages;
+  for (const policy::ChatTurn& t : policy::conversation_of(request)) messages.push_back({t.role, t.content});
   return messages;
 }
 
