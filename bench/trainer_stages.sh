@@ -63,13 +63,11 @@ fi
 # seen first-round prompts meets contrastive ones for the first time in crl.
 step "$bin" optimize --policy builtin $tasks --rounds "${TR_DATA_ROUNDS:-1}" --group 3 --lanes "$lanes" --device "$dev" --run "$scratch/data" --name data
 # The store as the data run left it, for the contrastive measurements (each starts from a copy).
-# Each copy takes the store's key with it: a store trusts only rows sealed with its own key, and
-# a copy without it would show no earlier file (its contrastive rounds would be first-round ones).
-[ -f "$scratch/data.db" ] || { python3 -c 'import sqlite3, sys; sqlite3.connect(sys.argv[1]).backup(sqlite3.connect(sys.argv[2]))' "$CUDAL1_DB" "$scratch/data.db.tmp" &&
-  cp -p "$CUDAL1_DB.key" "$scratch/data.db.key" && mv "$scratch/data.db.tmp" "$scratch/data.db"; }
+# Each copy takes the store's key with it (scripts/copy_store.sh): a copy without it would show no
+# earlier file (its contrastive rounds would be first-round ones).
+[ -f "$scratch/data.db" ] || scripts/copy_store.sh "$CUDAL1_DB" "$scratch/data.db"
 for copy in $(printf 'eval_%s eval_contrastive_%s ' init init sft sft selfsup selfsup crl crl); do
-  [ -f "$scratch/$copy.db" ] || [ ! -f "$scratch/data.db" ] ||
-    { cp -p "$scratch/data.db.key" "$scratch/$copy.db.key" && cp "$scratch/data.db" "$scratch/$copy.db"; }
+  [ -f "$scratch/$copy.db" ] || [ ! -f "$scratch/data.db" ] || scripts/copy_store.sh "$scratch/data.db" "$scratch/$copy.db"
 done
 measure init "$m/init"
 [ -d "$scratch/sft/model" ] || step "$bin" train sft --model "$m/init" --out "$scratch/sft" --full --run data --per-task "${TR_PER_TASK:-2}" -d "$dev" --dtype float32 \

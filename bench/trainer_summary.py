@@ -16,6 +16,11 @@ def lines(path):
         return [json.loads(l) for l in f if l.strip()]
 
 
+def exemplars_shown(samples):
+    """The mean number of earlier files the samples' prompts showed."""
+    return sum(len(r.get("exemplars") or []) for r in samples) / len(samples)
+
+
 def main():
     scratch, cpp, torch_json = sys.argv[1:4]
     print("| stage | prompts | answers | exemplars shown | prompt tokens | accepted | correct rate | mean raw reward | best speedup per task |")
@@ -34,7 +39,7 @@ def main():
             best[r["task"]] = max(best.get(r["task"], 0), s)
         mean = sum(r["raw_reward"] for r in rows) / len(rows)
         bests = ", ".join(f"{t.split('/')[-1]} {s:.2f}x" for t, s in sorted(best.items())) or "-"
-        shown = sum(len(r.get("exemplars") or []) for r in rows) / len(rows)
+        shown = exemplars_shown(rows)
         tokens = sum((r.get("tokens") or {}).get("prompt", 0) for r in rows) / len(rows)
         if prompts == "contrastive" and shown == 0:
             unshown.append(stage)
@@ -58,7 +63,7 @@ def main():
             extra = f" kl {r['kl']:.4f}" if "kl" in r else ""
             mine = [x for x in samples if x.get("round") == r["round"]]
             if mine:
-                shown = sum(len(x.get("exemplars") or []) for x in mine) / len(mine)
+                shown = exemplars_shown(mine)
                 cut = sum(1 for x in mine if (x.get("verdict") or {}).get("outcome") == "truncated")
                 extra += f" (exemplars {shown:.1f}, {cut}/{len(mine)} cut off)"
             parts.append(f"r{r['round']}: {100 * r['correct_rate']:.0f}% reward {r['raw_reward_mean']:.3f}{extra}")

@@ -287,8 +287,7 @@ if has optimize; then
   if [ -n "${OPT_RESTORE:-}" ] && [ ! -d "$scratch/opt_builtin" ]; then
     tar -xzf "$OPT_RESTORE" -C "$scratch"
   fi
-  # With its key: a store trusts only rows sealed with it.
-  [ -f "$scratch/opt_results.db" ] && cp "$scratch/opt_results.db" "$CUDAL1_DB" && cp -p "$scratch/opt_results.db.key" "$CUDAL1_DB.key"
+  [ -f "$scratch/opt_results.db" ] && scripts/copy_store.sh "$scratch/opt_results.db" "$CUDAL1_DB"
   # OPT_CHUNK=N: the suite's tasks N at a time, in level order, each chunk a whole invocation
   # (a round's answers land in the store when the round ends): a deadline then loses at most one
   # chunk's round. The last invocation over all tasks only gathers the summary.
@@ -317,8 +316,7 @@ if has optimize; then
     fi
     echo "optimize exit status $?; last progress: $(tr '\r' '\n' <"$out/optimize_progress.txt" | grep . | tail -1)" >>"$out/optimize_builtin.txt"
     [ -s "$scratch/opt_builtin/summary.json" ] && python3 bench/optimize_summary.py "$scratch/opt_builtin/summary.json" >>"$out/optimize_builtin.txt" 2>&1
-    python3 -c 'import sqlite3, sys; sqlite3.connect(sys.argv[1]).backup(sqlite3.connect(sys.argv[2]))' "$CUDAL1_DB" "$scratch/opt_results.db" &&
-      cp -p "$CUDAL1_DB.key" "$scratch/opt_results.db.key" &&
+    scripts/copy_store.sh "$CUDAL1_DB" "$scratch/opt_results.db" &&
       tar -czf "$out/opt_builtin.tgz" -C "$scratch" opt_builtin opt_results.db opt_results.db.key
   fi
   if [ -n "${REPLAY_JSONL:-}" ]; then

@@ -7,17 +7,14 @@
 # next machine. A store's key must travel with it: a store trusts only rows sealed with its key.
 set -uo pipefail
 dir=$1 tarball=$2 every=${3:-}
+here=$(cd "$(dirname "$0")" && pwd)
 snapshot() {
   local tmp db
   tmp=$(mktemp -d) || return 1
   cp -a "$dir"/. "$tmp"/ || { rm -rf "$tmp"; return 1; }
-  # A copied write-ahead log would be replayed over the backup: only the backup stands.
-  find "$tmp" \( -name '*.db-wal' -o -name '*.db-shm' \) -delete
+  # Each store again, consistently (the files just copied may be mid-write).
   while IFS= read -r -d '' db; do
-    python3 -c 'import sqlite3, sys
-src, dst = sqlite3.connect(sys.argv[1]), sqlite3.connect(sys.argv[2])
-src.backup(dst)
-dst.close(); src.close()' "$dir/${db#"$tmp"/}" "$db" || { rm -rf "$tmp"; return 1; }
+    "$here/copy_store.sh" "$dir/${db#"$tmp"/}" "$db" || { rm -rf "$tmp"; return 1; }
   done < <(find "$tmp" -name '*.db' -type f -print0)
   tar -czf "$tarball.part" -C "$tmp" . && mv "$tarball.part" "$tarball"
   local rc=$?
