@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/hash.h"
 #include "queue/jobs.h"
+#include "report/bench_provenance.h"
 #include "report/bench_report.h"
 #include "report/html.h"
 #include "report/result_notes.h"
@@ -64,6 +65,8 @@ json bench_row(const QueueJob& job, const std::optional<EvalResult>& r, const st
   row["status"] = status_name(r->status);
   if (!r->error.empty()) row["error"] = truncate_utf8(r->error, 600);  // the whole one stays in the store
   row["from_store"] = r->from_store;  // a resumed run's rows were measured before it
+  if (r->provenance.contains("device_name") && r->provenance["device_name"].is_string())
+    row["device_name"] = r->provenance["device_name"];  // a resumed run may hold several cards' rows
   if (std::string note = noise_note(*r); !note.empty()) row["note"] = note;
   row["accepted"] = r->accepted;
   row["speedup"] = r->speedup;
@@ -134,6 +137,9 @@ void print_summary(const json& bench) {
   for (auto& [name, n] : st.flag_counts) std::cout << (name == st.flag_counts.begin()->first ? " (" : ", ") << name << " " << n;
   std::cout << (st.flag_counts.empty() ? "" : ")") << "\n";
   if (st.not_scored) std::cout << "not scored yet: " << st.not_scored << " (left out of every figure above)\n";
+  std::vector<std::string> mixed = mixed_provenance(bench);
+  for (const std::string& key : mixed) std::cout << key << ": " << bench["provenance"].value(key, "") << "\n";
+  if (!mixed.empty()) std::cout << mixed_provenance_note(mixed) << "\n";
 }
 
 void run_bench(const BenchArgs& a) {
@@ -197,20 +203,18 @@ void run_bench(const BenchArgs& a) {
   }
 
   json rows = json::array();
-  json provenance = json::object();
+  std::vector<json> row_provenance;
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     rows.push_back(bench_row(jobs[i], results[i], errors[i], not_scored[i]));
-    if (results[i] && provenance.empty()) {
-      const json& p = results[i]->provenance;
-      for (auto key : {"device_name", "driver", "torch", "cuda", "cudal1", "protocol"})
-        if (p.contains(key) && !p[key].is_null()) provenance[key] = p[key].is_string() ? p[key] : json(p[key].dump());
-    }
+    if (results[i]) row_provenance.push_back(results[i]->provenance);
   }
+  BenchProvenance pooled = pool_bench_provenance(row_provenance);
+  const json& provenance = pooled.provenance;
   if (!a.no_sol) add_sol_fractions_or_say_why(rows, jobs, config.devices.front(), store.get());
   std::string set = a.jsonl.empty() ? a.folder : a.jsonl;
   json bench = {{"title", a.title.empty() ? fs::path(set).filename().string() + " on " + provenance.value("device_name", a.device) : a.title},
                 {"suite", a.jsonl.empty() ? suite.string() : "the rows' ref_code"}, {"kernel_set", set},
-                {"provenance", provenance}, {"rows", rows},
+                {"provenance", provenance}, {"mixed_provenance", pooled.mixed}, {"rows", rows},
                 {"baselines", json::array({"eager", "compile_default", "compile_reduce_overhead", "cuda_graph", "cudnn_autotune"})}};
   if (!a.html.empty()) std::ofstream(a.html) << bench_html(bench);
   if (!a.markdown.empty()) std::ofstream(a.markdown) << bench_markdown(bench);

@@ -360,6 +360,8 @@ TEST(Cli, BenchScoresAFolderAndResumesFromTheStore) {
   EXPECT_EQ(rows["level1/scale_add"]["status"], "ok");
   EXPECT_TRUE(rows["level1/scale_add"]["speedup"].contains("eager"));
   EXPECT_EQ(rows["level1/softmax_rows"]["status"], "incorrect");
+  EXPECT_TRUE(rows["level1/scale_add"]["device_name"].is_string()) << b.dump();  // the card that measured it
+  EXPECT_EQ(b["mixed_provenance"], json::array());  // one machine measured every row
   EXPECT_TRUE(fs::file_size(dir / "r.html") > 1000);
   EXPECT_NE(cudal1::read_file(dir / "r.md").find("| level 1 | eager | 2 |"), std::string::npos) << cudal1::read_file(dir / "r.md");
 

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "report/bench_page.h"
+#include "report/bench_provenance.h"
 #include "report/bench_report.h"
 #include "report/html.h"
 #include "report/page.h"
@@ -37,7 +38,7 @@ std::string header(const json& bench, const BenchStats& s) {
   if (!sub.empty()) out += "<p class=\"sub\">" + sub + "</p>";
   const json& prov = bench.is_object() && bench.contains("provenance") ? bench.at("provenance") : json();
   if (prov.is_object() && !prov.empty()) {
-    const std::vector<std::string> known = {"device_name", "driver", "torch", "cuda", "cudal1", "protocol"};
+    const std::vector<std::string>& known = bench_provenance_keys();
     std::vector<std::string> keys = known;
     for (auto& [k, v] : prov.items())
       if (std::find(known.begin(), known.end(), k) == known.end()) keys.push_back(k);
@@ -47,6 +48,8 @@ std::string header(const json& bench, const BenchStats& s) {
         out += "<dt>" + text(k, 60) + "</dt><dd>" + text(v, 300) + "</dd>";
     out += "</dl>";
   }
+  if (std::string note = mixed_provenance_note(mixed_provenance(bench)); !note.empty())
+    out += "<p class=\"warn\">" + text(note, 600) + "</p>";
   const BenchLevelStats& all = s.levels.back();
   out += "<p>" + std::to_string(all.tasks) + " tasks, " + std::to_string(all.accepted) +
          " accepted, " + std::to_string(s.flags) + " flags.";

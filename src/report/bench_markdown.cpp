@@ -1,5 +1,6 @@
 // The bench report's Markdown summary: what a pull request or a notes file quotes.
 #include "report/bench_claims.h"
+#include "report/bench_provenance.h"
 #include "report/bench_report.h"
 #include "report/html.h"
 
@@ -58,13 +59,13 @@ std::string bench_markdown(const json& bench) {
   if (auto v = bench_text(bench, "suite"); !v.empty()) parts.push_back("suite " + md(v));
   if (auto v = bench_text(bench, "kernel_set"); !v.empty()) parts.push_back("kernels " + md(v));
   const json& prov = bench.is_object() && bench.contains("provenance") ? bench.at("provenance") : json();
-  for (const char* k : {"device_name", "driver", "torch", "cuda", "cudal1", "protocol"})
-    if (auto v = bench_text(prov, k); !v.empty())
-      parts.push_back(std::string(k == std::string("device_name") ? "device" : k) + " " + md(v));
+  for (const std::string& k : bench_provenance_keys())
+    if (auto v = bench_text(prov, k.c_str()); !v.empty()) parts.push_back((k == "device_name" ? "device" : k) + " " + md(v));
   if (!parts.empty()) {
     for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? "; " : "") + parts[i];
     out += "\n\n";
   }
+  if (std::string note = mixed_provenance_note(mixed_provenance(bench)); !note.empty()) out += "**" + md(note, 600) + "**\n\n";
 
   out += "| level | baseline | tasks | correct | mean | median | geomean | share >1.01x | n/a | invalid |\n";
   out += "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";

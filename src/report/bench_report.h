@@ -8,6 +8,8 @@
 //   kernel_set  string   free text: the kernels scored
 //   provenance  object   strings: device_name, driver, torch, cuda, cudal1, protocol (shown in
 //                        that order; any other key after them)
+//   mixed_provenance [string] provenance keys whose value differs between rows (a run resumed on
+//                        another card): the reports say so under the provenance
 //   baselines   [string] the order to show baselines in; when absent, every key of any row's
 //                        speedup, "eager" first. Plots use "eager", else the first baseline.
 //   rows        [object] one per task:
@@ -26,6 +28,7 @@
 //     claimed_speedup       number  what the kernel set's authors claimed (against eager)
 //     claimed               object  baseline -> what they claimed against it (report/bench_claims.h)
 //     error                 string  why a row that failed failed (its start)
+//     device_name           string  the card that measured the row (not read by the reports)
 //     sol_fraction          number  fraction of speed of light, 0..1
 //     runtime_ms            object  "candidate", "eager" (others ignored), milliseconds
 //     flags                 [object] {name (or id), severity: warn | block | info, evidence}

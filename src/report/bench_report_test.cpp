@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "report/bench_claims.h"
+#include "report/bench_provenance.h"
 #include "report/bench_report.h"
 #include "report/html.h"
 #include "report/svg.h"
@@ -367,4 +368,35 @@ TEST(BenchText, Helpers) {
   EXPECT_EQ(cudal1::svg_pow2_label(-3), "0.125x");
   EXPECT_EQ(cudal1::svg_pow2_label(-5), "1/32x");
   EXPECT_EQ(cudal1::svg_pow2_label(4), "16x");
+}
+
+// A run resumed on another card: the header counts each card's rows (most first) instead of
+// naming the first row's card, and both reports say the pooled figures mix cards; one card only
+// reads as before, with no note.
+TEST(BenchProvenance, RowsFromTwoCardsAreCountedAndTheReportsSaySo) {
+  std::vector<json> rows = {{{"device_name", "NVIDIA H100 80GB HBM3"}, {"torch", "2.11"}, {"driver", 580}},
+                            {{"device_name", "NVIDIA H200"}, {"torch", "2.11"}, {"driver", 580}},
+                            {{"device_name", "NVIDIA H200"}, {"torch", "2.11"}, {"cuda", nullptr}},
+                            "not an object"};
+  cudal1::BenchProvenance p = cudal1::pool_bench_provenance(rows);
+  EXPECT_EQ(p.provenance["device_name"], "NVIDIA H200 (2 rows), NVIDIA H100 80GB HBM3 (1 row)");
+  EXPECT_EQ(p.provenance["torch"], "2.11");
+  EXPECT_EQ(p.provenance["driver"], "580");  // a number reads as its text
+  EXPECT_FALSE(p.provenance.contains("cuda"));
+  EXPECT_EQ(p.mixed, (std::vector<std::string>{"device_name"}));
+
+  json bench = fixture();
+  bench["provenance"] = p.provenance;
+  bench["mixed_provenance"] = p.mixed;
+  std::string md = cudal1::bench_markdown(bench), html = cudal1::bench_html(bench);
+  EXPECT_NE(md.find("device NVIDIA H200 (2 rows), NVIDIA H100 80GB HBM3 (1 row)"), std::string::npos) << md;
+  EXPECT_NE(md.find("more than one device"), std::string::npos) << md;
+  EXPECT_NE(html.find("<p class=\"warn\">Rows were measured under more than one device"), std::string::npos);
+
+  cudal1::BenchProvenance one = cudal1::pool_bench_provenance({rows[1], rows[2]});
+  EXPECT_EQ(one.provenance["device_name"], "NVIDIA H200");
+  EXPECT_TRUE(one.mixed.empty());
+  bench["mixed_provenance"] = "not a list";  // untrusted input: read as absent
+  EXPECT_EQ(cudal1::bench_markdown(bench).find("more than one"), std::string::npos);
+  EXPECT_NE(cudal1::mixed_provenance_note({"device_name", "driver", "torch"}).find("more than one device, driver and torch"), std::string::npos);
 }

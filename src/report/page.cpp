@@ -14,7 +14,7 @@ dl.prov{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:8
 table{border-collapse:collapse;margin:8px 0;font-size:13px}th,td{padding:3px 8px;border-bottom:1px solid #eee;text-align:left;vertical-align:top}
 th{background:#f5f5f5}.wide{overflow-x:auto}table.rows td{white-space:nowrap}table.sortable th{cursor:pointer}td.num{text-align:right;font-variant-numeric:tabular-nums}
 tr.grp td{border-top:2px solid #bbb}td.na,td.muted{color:#999}td.bad{color:#b2182b}td.evidence{font-family:ui-monospace,monospace;font-size:12px;white-space:pre-wrap;word-break:break-word;max-width:640px}
-td.sev-block{color:#b2182b;font-weight:600}td.sev-warn{color:#a6761d}
+td.sev-block{color:#b2182b;font-weight:600}td.sev-warn{color:#a6761d}p.warn{color:#a6761d;font-weight:600}
 .figs{display:flex;flex-wrap:wrap;gap:12px}.figs figure{margin:0;flex:1 1 460px;max-width:560px}figure{margin:8px 0}
 svg.plot{width:100%;height:auto;font-size:11px;fill:#333}.grid{stroke:#e6e6e6}.unit{stroke:#444;stroke-dasharray:4 3}.axis{stroke:#333}
 .mark{stroke:#000;stroke-width:2;fill:none}.bin{fill:#4a78b0}

@@ -1,0 +1,37 @@
+// report/bench_provenance.h — where a bench's rows were measured, pooled for its reports. A run
+// resumed from a store can hold rows measured on another card, driver or torch (a machine lent
+// for one call, another for the next): every row's speedup is still a ratio of timings taken on
+// one machine, but the pooled figures mix them, and the report must say so rather than name the
+// first row's card.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace cudal1 {
+
+// The provenance keys a bench report shows, in order.
+const std::vector<std::string>& bench_provenance_keys();
+
+struct BenchProvenance {
+  // key -> string. A value every row shares reads as it is; values of several rows read
+  // "NVIDIA H100 80GB HBM3 (27 rows), NVIDIA H200 (19 rows)", most rows first.
+  nlohmann::json provenance = nlohmann::json::object();
+  std::vector<std::string> mixed;  // the keys with more than one value, in bench_provenance_keys order
+};
+
+// rows: each scored row's provenance object (keys above; a value that is not a string is read as
+// its JSON text; absent or null keys are skipped).
+BenchProvenance pool_bench_provenance(const std::vector<nlohmann::json>& rows);
+
+// The bench JSON's "mixed_provenance" (strings; anything else reads as absent, since a report can
+// be drawn from an untrusted file).
+std::vector<std::string> mixed_provenance(const nlohmann::json& bench);
+
+// One sentence for the reports when `mixed` is not empty, else "": which keys differ, and what
+// that means for the figures.
+std::string mixed_provenance_note(const std::vector<std::string>& mixed);
+
+}  // namespace cudal1
