@@ -132,7 +132,8 @@ void run_train_sft(SftArgs& a) {
   if (!dp.is_main()) return;  // rank 0 wrote OUT and speaks for the run
   std::fprintf(stderr, "\n");
   const std::filesystem::path page = write_stage_report(a.o.out_dir);
-  nlohmann::json j = {{"report", page.string()}, {"world_size", dp.world_size()}, {"examples", s.examples}, {"contrastive", s.contrastive}, {"too_long", s.too_long}, {"steps", s.steps},
+  nlohmann::json j = {{"report", page.string()}, {"world_size", dp.world_size()}, {"examples", s.examples}, {"contrastive", s.contrastive}, {"too_long", s.too_long},
+                      {"answer_too_long", s.answer_too_long}, {"steps", s.steps},
                       {"resumed_at", s.resumed_at}, {"first_loss", s.first_loss}, {"last_loss", s.last_loss},
                       {"output", s.output.string()}, {"dataset", (a.o.out_dir / "sft.jsonl").string()},
                       {"log", (a.o.out_dir / "train_log.jsonl").string()}};
@@ -140,9 +141,11 @@ void run_train_sft(SftArgs& a) {
     std::cout << j.dump() << std::endl;
     return;
   }
-  Table t({"examples", "contrastive", "left out (too long)", "steps", "resumed at", "first loss", "last loss", "output"},
-          {true, true, true, true, true, true, true, false});
-  t.add_row({std::to_string(s.examples), std::to_string(s.contrastive), std::to_string(s.too_long), std::to_string(s.steps),
+  Table t({"examples", "contrastive", "left out (too long)", "left out (answer too long)", "steps", "resumed at", "first loss",
+           "last loss", "output"},
+          {true, true, true, true, true, true, true, true, false});
+  t.add_row({std::to_string(s.examples), std::to_string(s.contrastive), std::to_string(s.too_long),
+             std::to_string(s.answer_too_long), std::to_string(s.steps),
              s.resumed_at ? std::to_string(s.resumed_at) : "-", format_fixed(s.first_loss, 4),
              format_fixed(s.last_loss, 4), s.output.string()});
   t.print(std::cout);
@@ -163,6 +166,10 @@ void register_sft(CLI::App* train) {
   sft->add_option("--epochs", a->o.epochs, "passes over the data")->check(CLI::PositiveNumber)->capture_default_str();
   sft->add_option("--batch", a->o.batch, "examples per micro-batch")->check(CLI::PositiveNumber)->capture_default_str();
   sft->add_option("--max-tokens", a->o.max_tokens, "longer examples (prompt + answer) are left out")->capture_default_str();
+  sft->add_option("--max-answer-tokens", a->o.max_answer_tokens,
+                  "examples whose answer is longer are left out: give the --max-new-tokens the later stages sample with, "
+                  "so the model never learns answers they would cut (0: no limit)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
   sft->add_option("--checkpoint-every", a->o.checkpoint_every, "optimiser steps between checkpoints")->capture_default_str();
   sft->add_option("--contrastive", a->o.contrastive.copies,
                   "contrastive copies per answer: the answer again under a stage-3 prompt showing slower files of its task")

@@ -95,13 +95,20 @@ SftRunSummary run_sft(Store& store, const SftRunOptions& o, const std::function<
       ++s.too_long;
       continue;
     }
+    if (o.max_answer_tokens > 0 && int64_t(r.second.size()) > o.max_answer_tokens) {
+      ++s.answer_too_long;
+      continue;
+    }
     if (!e.shown.empty()) ++s.contrastive;
     rows.push_back(std::move(r));
   }
   s.examples = rows.size();
   if (rows.empty())
-    throw Error(ErrorKind::input, "every example is longer than --max-tokens " + std::to_string(o.max_tokens),
-                "raise --max-tokens");
+    throw Error(ErrorKind::input,
+                "every example is too long: " + std::to_string(s.too_long) + " longer than --max-tokens " + std::to_string(o.max_tokens) +
+                    ", " + std::to_string(s.answer_too_long) + " with an answer longer than --max-answer-tokens " +
+                    std::to_string(o.max_answer_tokens),
+                "raise the limit that left them out");
 
   const torch::Device device = rank_device(o.device, dp ? dp->config() : DistributedConfig{});
   auto model = load_causal_lm(o.model_dir, dtype_from_name(o.dtype), device);

@@ -42,6 +42,10 @@ struct SftRunOptions {
   OptimConfig optim;                  // total_steps is set from the data
   int epochs = 1, batch = 4;
   int64_t max_tokens = 4096;          // longer examples are left out (and counted)
+  // Examples whose answer is longer are left out (and counted): the sampler's token limit in the
+  // stages after this one would cut such an answer, so teaching it teaches answers that never end
+  // in time. 0: no limit.
+  int64_t max_answer_tokens = 0;
   uint64_t seed = 0;
   std::string device = "cpu", dtype = "float32";
   std::optional<tokenizer::ChatFormat> chat_format;  // when the template is not recognised
@@ -51,6 +55,7 @@ struct SftRunOptions {
 
 struct SftRunSummary {
   std::size_t examples = 0, too_long = 0;
+  std::size_t answer_too_long = 0;    // left out by max_answer_tokens
   std::size_t contrastive = 0;        // of the examples, contrastive copies
   int64_t steps = 0, resumed_at = 0;  // resumed_at: the step a checkpoint resumed from (0: none)
   double first_loss = 0, last_loss = 0;  // mean micro-batch loss of the first and last step this call ran

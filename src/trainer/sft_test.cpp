@@ -115,6 +115,26 @@ TEST(Sft, ContrastiveCopiesAreTrainedOnBesideThePlainAnswers) {
   EXPECT_TRUE(relu_over_its_slower);
 }
 
+// An answer longer than the later stages' sampling limit is left out and counted, the rest still
+// train; when every answer is, the error names the limit that left them out.
+TEST(Sft, AnswersLongerThanTheSamplersLimitAreLeftOut) {
+  SftSetup t;
+  std::string body;
+  for (int i = 0; i < 60; ++i) body += "        x = x * 1.0001 + " + std::to_string(i) + "\n";
+  t.store->save_round({accepted("long", "class ModelNew:\n    def forward(self, x):\n" + body + "        return x", 0)});
+  t.o.epochs = 1;
+  t.o.max_answer_tokens = 120;  // the short answers are tens of tokens, the long one hundreds
+  SftRunSummary s = run_sft(*t.store, t.o);
+  EXPECT_EQ(s.answer_too_long, 1u);
+  EXPECT_EQ(s.too_long, 0u);
+  EXPECT_EQ(s.examples, 4u);
+
+  SftSetup none;
+  none.o.max_answer_tokens = 2;
+  Error e = test::expect_error([&] { run_sft(*none.store, none.o); });
+  EXPECT_NE(std::string(e.what()).find("4 with an answer longer than --max-answer-tokens 2"), std::string::npos) << e.what();
+}
+
 // Through a LoRA adapter, saved in PEFT's layout.
 TEST(Sft, AStoppedRunResumesToTheSameAdapter) {
   SftSetup whole;
