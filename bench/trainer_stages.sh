@@ -74,7 +74,8 @@ measure init "$m/init"
 # answers to contrastive prompts run to twice the first round's length, and a model taught them
 # had most of its contrastive answers cut at the limit.
 [ -d "$scratch/sft/model" ] || step "$bin" train sft --model "$m/init" --out "$scratch/sft" --full --run data --per-task "${TR_PER_TASK:-2}" -d "$dev" --dtype float32 \
-  --epochs "${TR_SFT_EPOCHS:-40}" --batch 3 --lr "${TR_SFT_LR:-1e-3}" --warmup 10 --max-tokens 8192 --max-answer-tokens "$new" --contrastive "${TR_SFT_CONTRASTIVE:-2}" --exemplars "${TR_EXEMPLARS:-2}" $(printf -- '--task %s ' $tasks)
+  --epochs "${TR_SFT_EPOCHS:-40}" --batch 3 --lr "${TR_SFT_LR:-1e-3}" --warmup 10 --max-tokens 8192 --max-answer-tokens "$new" --contrastive "${TR_SFT_CONTRASTIVE:-2}" --exemplars "${TR_EXEMPLARS:-2}" $(printf -- '--task %s ' $tasks) --json &&
+  grep -h '^{' "$log" | tail -1 >"$scratch/sft_summary.json"
 measure sft "$scratch/sft/model"
 [ -d "$scratch/selfsup/model" ] || step "$bin" train selfsup --model "$scratch/sft/model" --out "$scratch/selfsup" --full $tasks \
   -d "$dev" --dtype float32 --rounds "${TR_SELFSUP_ROUNDS:-${TR_ROUNDS:-3}}" --group "$group" --temperature "$temp" --max-new-tokens "$new" --lr "${TR_RL_LR:-2e-4}" \

@@ -54,7 +54,11 @@ def main():
         if not log:
             continue
         if stage == "sft":
-            print(f"sft: {len(log)} steps, loss {log[0]['loss']:.3f} -> {log[-1]['loss']:.3f}")
+            line = f"sft: {len(log)} steps, loss {log[0]['loss']:.3f} -> {log[-1]['loss']:.3f}"
+            for got in lines(os.path.join(scratch, "sft_summary.json"))[-1:]:
+                line += (f"; {got['examples']} examples ({got['contrastive']} contrastive), left out: {got['too_long']} too long, "
+                         f"{got.get('answer_too_long', 0)} with answers longer than the sampling limit")
+            print(line)
             continue
         # What each round's prompts showed and how its answers failed, from the stage's own samples.
         samples = lines(os.path.join(scratch, stage, "loop", "samples.jsonl"))
