@@ -88,12 +88,13 @@ void add_sol_fractions(json& rows, const std::vector<QueueJob>& jobs, const std:
   for (auto& j : jobs) tasks.push_back({j.id, j.meta.value("level", 0), j.options.task_path});
   std::string python = find_python();
   json metas = describe_tasks(tasks, store, python, nullptr, {}, /*skip_failing=*/true);
-  add_speed_of_light(metas, device, false, store, python, nullptr);
-  for (std::size_t i = 0; i < rows.size() && i < metas.size(); ++i) {
-    double sol = metas[i].value("sol_ms", 0.0);
-    double cand = rows[i].value("runtime_ms", json::object()).value("candidate", 0.0);
-    if (sol > 0 && cand > 0 && rows[i].value("accepted", false)) rows[i]["sol_fraction"] = sol / cand;
-  }
+  json ceilings = add_speed_of_light(metas, device, false, store, python, nullptr);
+  std::vector<double> sol_ms;
+  for (auto& m : metas) sol_ms.push_back(m.value("sol_ms", 0.0));
+  std::string card = ceilings.value("device_name", "");
+  if (std::size_t other = cudal1::add_sol_fractions(rows, sol_ms, card))
+    std::fprintf(stderr, "cudal1 bench: %zu accepted rows measured on another card than %s have no speed-of-light fraction\n",
+                 other, card.c_str());
 }
 
 // The speed of light needs each task's ceilings on the device; a report is worth more than that

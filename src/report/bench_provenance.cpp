@@ -68,4 +68,20 @@ std::string mixed_provenance_note(const std::vector<std::string>& mixed) {
          "figures mix them. For one card's figures, score the set again in a store of its own on that card.";
 }
 
+std::size_t add_sol_fractions(json& rows, const std::vector<double>& sol_ms, const std::string& card) {
+  std::size_t other_card = 0;
+  for (std::size_t i = 0; i < rows.size() && i < sol_ms.size(); ++i) {
+    json& row = rows[i];
+    if (!row.is_object() || row.value("accepted", false) != true) continue;
+    if (row.contains("device_name") && row["device_name"] != card) {
+      ++other_card;
+      continue;
+    }
+    const json runtime = row.value("runtime_ms", json::object());
+    double candidate = runtime.is_object() && runtime.value("candidate", json()).is_number() ? runtime["candidate"].get<double>() : 0.0;
+    if (sol_ms[i] > 0 && candidate > 0) row["sol_fraction"] = sol_ms[i] / candidate;
+  }
+  return other_card;
+}
+
 }  // namespace cudal1

@@ -34,4 +34,10 @@ std::vector<std::string> mixed_provenance(const nlohmann::json& bench);
 // that means for the figures.
 std::string mixed_provenance_note(const std::vector<std::string>& mixed);
 
+// Sets sol_fraction (sol_ms[i] over the candidate's measured time, runtime_ms.candidate) on each
+// accepted row i measured on `card`, the card the ceilings behind sol_ms were measured on (a row
+// without device_name counts as measured there). One card's ceilings say nothing of another's
+// times, so an accepted row from another card gets none; returns how many.
+std::size_t add_sol_fractions(nlohmann::json& rows, const std::vector<double>& sol_ms, const std::string& card);
+
 }  // namespace cudal1

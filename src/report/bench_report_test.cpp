@@ -400,3 +400,25 @@ TEST(BenchProvenance, RowsFromTwoCardsAreCountedAndTheReportsSaySo) {
   EXPECT_EQ(cudal1::bench_markdown(bench).find("more than one"), std::string::npos);
   EXPECT_NE(cudal1::mixed_provenance_note({"device_name", "driver", "torch"}).find("more than one device, driver and torch"), std::string::npos);
 }
+
+// The speed-of-light fraction needs the card its ceilings came from: an accepted row measured on
+// another card gets none and is counted; failed rows and rows without a time get none either.
+TEST(BenchProvenance, SpeedOfLightOnlyForRowsOfTheCeilingsCard) {
+  json rows = json::array();
+  auto timed = [](const char* card, bool accepted, double ms) {
+    json r = {{"accepted", accepted}, {"runtime_ms", {{"candidate", ms}}}};
+    if (card) r["device_name"] = card;
+    return r;
+  };
+  rows.push_back(timed("NVIDIA H200", true, 4.0));
+  rows.push_back(timed("NVIDIA H100 80GB HBM3", true, 4.0));
+  rows.push_back(timed(nullptr, true, 2.0));
+  rows.push_back(timed("NVIDIA H200", false, 4.0));
+  rows.push_back(timed("NVIDIA H200", true, 0.0));
+  EXPECT_EQ(cudal1::add_sol_fractions(rows, {1.0, 1.0, 1.0, 1.0, 1.0}, "NVIDIA H200"), 1u);
+  EXPECT_DOUBLE_EQ(rows[0]["sol_fraction"].get<double>(), 0.25);
+  EXPECT_FALSE(rows[1].contains("sol_fraction"));
+  EXPECT_DOUBLE_EQ(rows[2]["sol_fraction"].get<double>(), 0.5);
+  EXPECT_FALSE(rows[3].contains("sol_fraction"));
+  EXPECT_FALSE(rows[4].contains("sol_fraction"));
+}
