@@ -151,7 +151,8 @@ std::string bench_html(const json& bench) {
   std::string primary = s.baselines.empty() ? "" : s.baselines.front();
   if (std::find(s.baselines.begin(), s.baselines.end(), "eager") != s.baselines.end()) primary = "eager";
 
-  std::string body = header(bench, s) + "\n" + bench_page::summary_section(s) + "\n" + bench_page::claims_section(bench) +
+  std::string body = header(bench, s) + "\n" + bench_page::summary_section(s) + "\n" + bench_page::per_card_section(bench) + "\n" +
+                     bench_page::claims_section(bench) +
                      "\n" + kHowToRead;
   body += distribution_section(bench, s.baselines) + "\n";
   body += tasks_section(bench, primary) + "\n";

@@ -32,6 +32,22 @@ std::string claims_table(const json& bench) {
   return out;
 }
 
+// Rows from several cards: each card's own figures, which the tables above pool.
+std::string per_card_table(const json& bench) {
+  std::vector<BenchCardFigures> cards = bench_card_figures(bench);
+  if (cards.empty()) return "";
+  std::string out = std::string("\n## Per card\n\n") + bench_card_figures_rule() + "\n\n| card | tasks | correct |";
+  std::string rule = "| --- | ---: | ---: |";
+  for (auto& [baseline, g] : cards.front().geomeans) out += " " + md(baseline, 80) + " |", rule += " ---: |";
+  out += " claims hold |\n" + rule + " ---: |\n";
+  for (auto& c : cards) {
+    out += "| " + md(c.card, 120) + " | " + std::to_string(c.tasks) + " | " + std::to_string(c.accepted) + " |";
+    for (auto& [baseline, g] : c.geomeans) out += " " + stat(g) + " |";
+    out += " " + (c.claims_hold.empty() ? std::string("-") : c.claims_hold) + " |\n";
+  }
+  return out;
+}
+
 // Every scored row that was not accepted, with the reason: the first blocking flag, else the error.
 std::string not_accepted_table(const json& bench) {
   std::string out;
@@ -93,6 +109,7 @@ std::string bench_markdown(const json& bench) {
       }
     out += "). The figures cover the " + std::to_string(s.levels.back().tasks) + " rows scored so far.\n";
   }
+  out += per_card_table(bench);
   out += claims_table(bench);
 
   out += "\n## Flags\n\nFlags: " + std::to_string(s.flags);

@@ -34,6 +34,8 @@ std::string speedup_cell(const nlohmann::json& row, const std::string& baseline)
 std::string summary_section(const BenchStats& s);
 // The kernel set's claims beside what was measured (report/bench_claims.h); empty without claims.
 std::string claims_section(const nlohmann::json& bench);
+// Each card's own figures when the rows come from several (report/bench_provenance.h); else empty.
+std::string per_card_section(const nlohmann::json& bench);
 std::string flags_section(const nlohmann::json& bench);
 std::string rows_section(const nlohmann::json& bench, const std::vector<std::string>& baselines);
 

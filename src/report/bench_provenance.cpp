@@ -1,6 +1,9 @@
 // report/bench_provenance.cpp — pooling the rows' provenance (see the header).
 #include "report/bench_provenance.h"
 
+#include "report/bench_claims.h"
+#include "report/bench_stats.h"
+
 #include <algorithm>
 #include <map>
 #include <utility>
@@ -66,6 +69,49 @@ std::string mixed_provenance_note(const std::vector<std::string>& mixed) {
   return "Rows were measured under more than one " + keys +
          " (counts above): each row's speedups are ratios of timings taken on one machine, but the pooled "
          "figures mix them. For one card's figures, score the set again in a store of its own on that card.";
+}
+
+std::vector<std::pair<std::string, json>> bench_by_card(const json& bench) {
+  std::vector<std::pair<std::string, int>> cards;  // in the order first seen
+  std::vector<std::pair<std::string, json>> out;
+  if (!bench.is_object() || !bench.contains("rows") || !bench["rows"].is_array()) return out;
+  const json& rows = bench["rows"];
+  for (const json& r : rows) {
+    if (!r.is_object() || !r.contains("device_name") || !r["device_name"].is_string() || r.value("status", json()) == "not_scored") continue;
+    std::string card = r["device_name"].get<std::string>();
+    auto it = std::find_if(cards.begin(), cards.end(), [&](auto& c) { return c.first == card; });
+    if (it == cards.end()) cards.emplace_back(card, 1);
+    else ++it->second;
+  }
+  if (cards.size() < 2) return out;
+  std::stable_sort(cards.begin(), cards.end(), [](auto& a, auto& b) { return a.second > b.second; });
+  for (auto& [card, n] : cards) {
+    json one = bench;
+    one["rows"] = json::array();
+    for (const json& r : rows)
+      if (r.is_object() && r.value("device_name", json()) == card && r.value("status", json()) != "not_scored") one["rows"].push_back(r);
+    out.emplace_back(card, std::move(one));
+  }
+  return out;
+}
+
+std::vector<BenchCardFigures> bench_card_figures(const json& bench) {
+  std::vector<BenchCardFigures> out;
+  for (auto& [card, one] : bench_by_card(bench)) {
+    const BenchStats st = bench_stats(one);
+    const BenchLevelStats& all = st.levels.back();
+    BenchCardFigures f{.card = card, .tasks = all.tasks, .accepted = all.accepted};
+    for (auto& b : all.baselines) f.geomeans.emplace_back(b.baseline, b.geomean);
+    for (auto& c : bench_claims(one))
+      if (c.level == "all" && c.baseline == "eager") f.claims_hold = std::to_string(c.hold) + " of " + std::to_string(c.claims);
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+const char* bench_card_figures_rule() {
+  return "The figures above pool every card's rows; here each card's rows alone (all levels; geometric means over "
+         "its accepted rows; its claims against eager that hold).";
 }
 
 std::size_t add_sol_fractions(json& rows, const std::vector<double>& sol_ms, const std::string& card) {

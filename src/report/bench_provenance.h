@@ -5,7 +5,9 @@
 // first row's card.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -33,6 +35,23 @@ std::vector<std::string> mixed_provenance(const nlohmann::json& bench);
 // One sentence for the reports when `mixed` is not empty, else "": which keys differ, and what
 // that means for the figures.
 std::string mixed_provenance_note(const std::vector<std::string>& mixed);
+
+// The bench once per card its scored rows name in device_name (most rows first): each a copy of
+// `bench` holding that card's rows only, for figures that do not mix cards. Empty when fewer than
+// two cards are named; rows without a device_name, or not scored, are in none.
+std::vector<std::pair<std::string, nlohmann::json>> bench_by_card(const nlohmann::json& bench);
+
+// One card's own figures over all its rows (levels pooled), for the reports' per-card table.
+struct BenchCardFigures {
+  std::string card;
+  int tasks = 0, accepted = 0;
+  std::vector<std::pair<std::string, std::optional<double>>> geomeans;  // baseline -> over its accepted rows
+  std::string claims_hold;  // "3 of 19": its claims against eager that hold; "" without claims
+};
+// Empty when the rows name fewer than two cards (bench_by_card).
+std::vector<BenchCardFigures> bench_card_figures(const nlohmann::json& bench);
+// The sentence above that table.
+const char* bench_card_figures_rule();
 
 // Sets sol_fraction (sol_ms[i] over the candidate's measured time, runtime_ms.candidate) on each
 // accepted row i measured on `card`, the card the ceilings behind sol_ms were measured on (a row

@@ -393,6 +393,8 @@ TEST(BenchProvenance, RowsFromTwoCardsAreCountedAndTheReportsSaySo) {
   EXPECT_NE(md.find("more than one device"), std::string::npos) << md;
   EXPECT_NE(html.find("<p class=\"warn\">Rows were measured under more than one device"), std::string::npos);
 
+  EXPECT_EQ(md.find("## Per card"), std::string::npos) << "the fixture's rows name no card";
+
   cudal1::BenchProvenance one = cudal1::pool_bench_provenance({rows[1], rows[2]});
   EXPECT_EQ(one.provenance["device_name"], "NVIDIA H200");
   EXPECT_TRUE(one.mixed.empty());
@@ -421,4 +423,23 @@ TEST(BenchProvenance, SpeedOfLightOnlyForRowsOfTheCeilingsCard) {
   EXPECT_DOUBLE_EQ(rows[2]["sol_fraction"].get<double>(), 0.5);
   EXPECT_FALSE(rows[3].contains("sol_fraction"));
   EXPECT_FALSE(rows[4].contains("sol_fraction"));
+}
+
+// Each card's own figures beside the pooled ones: level 1's rows a, b, c on one card (eager 2,
+// 0.5, 4: geomean 1.59x) and d (1x) on the other, the rest without a card in neither.
+TEST(BenchProvenance, EachCardsRowsAloneInTheirOwnTable) {
+  json bench = fixture();
+  for (int i : {0, 1, 2}) bench["rows"][i]["device_name"] = "NVIDIA H200";
+  bench["rows"][3]["device_name"] = "NVIDIA H100 80GB HBM3";
+  auto cards = cudal1::bench_by_card(bench);
+  ASSERT_EQ(cards.size(), 2u);
+  EXPECT_EQ(cards[0].first, "NVIDIA H200");  // most rows first
+  EXPECT_EQ(cards[0].second["rows"].size(), 3u);
+  EXPECT_EQ(cards[1].second["rows"].size(), 1u);
+  std::string md = cudal1::bench_markdown(bench);
+  EXPECT_NE(md.find("| NVIDIA H200 | 3 | 3 | 1.59x |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| NVIDIA H100 80GB HBM3 | 1 | 1 | 1.00x |"), std::string::npos) << md;
+  EXPECT_NE(cudal1::bench_html(bench).find("<h2>Per card</h2>"), std::string::npos);
+  bench["rows"][3].erase("device_name");
+  EXPECT_TRUE(cudal1::bench_by_card(bench).empty());  // one card: nothing to split
 }

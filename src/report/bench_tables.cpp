@@ -4,6 +4,7 @@
 #include <set>
 
 #include "report/bench_claims.h"
+#include "report/bench_provenance.h"
 #include "report/bench_page.h"
 #include "report/html.h"
 
@@ -93,6 +94,23 @@ std::string claims_section(const json& bench) {
     out += td(std::to_string(c.below), "num") + td(std::to_string(c.not_accepted), "num");
     out += td(optional_stat(c.claimed_geomean), "num") + td(optional_stat(c.claimed_geomean_accepted), "num");
     out += td(optional_stat(c.measured_geomean_accepted), "num") + "</tr>";
+  }
+  return out + "</tbody></table></section>";
+}
+
+std::string per_card_section(const json& bench) {
+  std::vector<BenchCardFigures> cards = bench_card_figures(bench);
+  if (cards.empty()) return "";
+  std::string out = "<section id=\"cards\"><h2>Per card</h2><p>" + escape_html(bench_card_figures_rule()) +
+                    "</p><table class=\"summary\">";
+  std::vector<std::string> headings = {"card", "tasks", "correct"};
+  for (auto& [baseline, g] : cards.front().geomeans) headings.push_back(baseline);
+  headings.push_back("claims hold");
+  out += th_row(headings) + "<tbody>";
+  for (auto& c : cards) {
+    out += "<tr>" + td(text(c.card, 120)) + td(std::to_string(c.tasks), "num") + td(std::to_string(c.accepted), "num");
+    for (auto& [baseline, g] : c.geomeans) out += td(optional_stat(g), "num");
+    out += td(c.claims_hold.empty() ? "&ndash;" : escape_html(c.claims_hold), "num") + "</tr>";
   }
   return out + "</tbody></table></section>";
 }
