@@ -1,11 +1,11 @@
-// report/bench_provenance.cpp — pooling the rows' provenance (see the header).
+// report/bench_provenance.cpp — the rows' provenance pooled, split per card, and matched to the
+// card of the speed-of-light ceilings (see the header).
 #include "report/bench_provenance.h"
 
 #include "report/bench_claims.h"
 #include "report/bench_stats.h"
 
 #include <algorithm>
-#include <map>
 #include <utility>
 
 namespace cudal1 {
@@ -19,12 +19,25 @@ const std::vector<std::string>& bench_provenance_keys() {
 
 namespace {
 
-// "A (27 rows), B (19 rows)": most rows first, ties in the order first seen.
-std::string counted(const std::vector<std::pair<std::string, int>>& values) {
-  std::vector<std::pair<std::string, int>> sorted = values;
-  std::stable_sort(sorted.begin(), sorted.end(), [](auto& a, auto& b) { return a.second > b.second; });
+// Distinct values with how many rows have each: in the order first seen until sorted.
+using Tally = std::vector<std::pair<std::string, int>>;
+
+void count(Tally& tally, const std::string& value) {
+  auto it = std::find_if(tally.begin(), tally.end(), [&](auto& e) { return e.first == value; });
+  if (it == tally.end()) tally.emplace_back(value, 1);
+  else ++it->second;
+}
+
+// Most rows first, ties in the order first seen.
+Tally most_first(Tally tally) {
+  std::stable_sort(tally.begin(), tally.end(), [](auto& a, auto& b) { return a.second > b.second; });
+  return tally;
+}
+
+// "A (27 rows), B (19 rows)".
+std::string counted(const Tally& tally) {
   std::string out;
-  for (auto& [v, n] : sorted)
+  for (auto& [v, n] : most_first(tally))
     out += (out.empty() ? "" : ", ") + v + " (" + std::to_string(n) + (n == 1 ? " row)" : " rows)");
   return out;
 }
@@ -34,14 +47,9 @@ std::string counted(const std::vector<std::pair<std::string, int>>& values) {
 BenchProvenance pool_bench_provenance(const std::vector<json>& rows) {
   BenchProvenance out;
   for (const std::string& key : bench_provenance_keys()) {
-    std::vector<std::pair<std::string, int>> values;  // in the order first seen
-    for (const json& p : rows) {
-      if (!p.is_object() || !p.contains(key) || p[key].is_null()) continue;
-      std::string v = p[key].is_string() ? p[key].get<std::string>() : p[key].dump();
-      auto it = std::find_if(values.begin(), values.end(), [&](auto& e) { return e.first == v; });
-      if (it == values.end()) values.emplace_back(v, 1);
-      else ++it->second;
-    }
+    Tally values;
+    for (const json& p : rows)
+      if (p.is_object() && p.contains(key) && !p[key].is_null()) count(values, p[key].is_string() ? p[key].get<std::string>() : p[key].dump());
     if (values.empty()) continue;
     if (values.size() == 1) {
       out.provenance[key] = values.front().first;
@@ -72,20 +80,15 @@ std::string mixed_provenance_note(const std::vector<std::string>& mixed) {
 }
 
 std::vector<std::pair<std::string, json>> bench_by_card(const json& bench) {
-  std::vector<std::pair<std::string, int>> cards;  // in the order first seen
   std::vector<std::pair<std::string, json>> out;
   if (!bench.is_object() || !bench.contains("rows") || !bench["rows"].is_array()) return out;
   const json& rows = bench["rows"];
-  for (const json& r : rows) {
-    if (!r.is_object() || !r.contains("device_name") || !r["device_name"].is_string() || r.value("status", json()) == "not_scored") continue;
-    std::string card = r["device_name"].get<std::string>();
-    auto it = std::find_if(cards.begin(), cards.end(), [&](auto& c) { return c.first == card; });
-    if (it == cards.end()) cards.emplace_back(card, 1);
-    else ++it->second;
-  }
+  Tally cards;
+  for (const json& r : rows)
+    if (r.is_object() && r.contains("device_name") && r["device_name"].is_string() && r.value("status", json()) != "not_scored")
+      count(cards, r["device_name"].get<std::string>());
   if (cards.size() < 2) return out;
-  std::stable_sort(cards.begin(), cards.end(), [](auto& a, auto& b) { return a.second > b.second; });
-  for (auto& [card, n] : cards) {
+  for (auto& [card, n] : most_first(cards)) {
     json one = bench;
     one["rows"] = json::array();
     for (const json& r : rows)
