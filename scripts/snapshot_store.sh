@@ -2,7 +2,7 @@
 # scripts/snapshot_store.sh DIR TARBALL [EVERY_S] — a consistent copy of a folder that a running
 # cudal1 is writing (its results stores through SQLite's online backup, every other file as it is:
 # the stores' seal keys, enrich's files), packed into TARBALL, replaced whole; its paths are
-# relative to DIR. With EVERY_S, again every EVERY_S seconds until killed: a device call cut by its
+# relative to DIR. With EVERY_S, again every EVERY_S seconds until sent TERM: a device call cut by its
 # time limit still returns the last copy, which BENCH_RESTORE or ENRICH_RESTORE puts back on the
 # next machine. A store's key must travel with it: a store trusts only rows sealed with its key.
 set -uo pipefail
@@ -22,4 +22,13 @@ snapshot() {
   return $rc
 }
 if [ -z "$every" ]; then snapshot; exit; fi
-while sleep "$every"; do snapshot || echo "snapshot_store: no copy of $dir this time" >&2; done
+# Stopped (TERM or INT) while copying, it finishes that copy first: killed mid-copy, its tar would
+# go on alone and could land after the caller's final copy, or write into the same part file.
+stop=0
+trap 'stop=1' TERM INT
+while [ "$stop" = 0 ]; do
+  sleep "$every" &
+  wait $! || { kill $! 2>/dev/null; break; }  # a signal ends the wait at once
+  [ "$stop" = 0 ] || break
+  snapshot || echo "snapshot_store: no copy of $dir this time" >&2
+done

@@ -1,7 +1,8 @@
 """scripts/snapshot_store.sh, the way a device call's resume tarball is made and used: a copy of a
 store that is still being written (rows in its write-ahead log included) comes back with its seal
 key, and a fresh machine that unpacks it answers the same evaluation from it; the same copy
-without its key trusts none of its rows.
+without its key trusts none of its rows. Stopped while copying, the periodic copier ends only
+when that copy is whole, leaving nothing behind that still writes.
 
 Run by ctest (scripts.SnapshotStore) with CUDAL1_BINARY set to the cudal1 under test.
 """
@@ -11,6 +12,7 @@ import sqlite3
 import subprocess
 import tarfile
 import tempfile
+import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -77,6 +79,32 @@ class SnapshotStore(unittest.TestCase):
         self.assertFalse(fresh.get("from_store"), fresh)
         self.assertIn("seal does not match", err)
         self.assertIn("A copy of a store needs its key copied beside it", err)
+
+    def test_stopped_mid_copy_it_finishes_that_copy_before_it_ends(self):
+        with open(os.path.join(self.dir, "results.db.key"), "w") as f:
+            f.write("k")
+        # A tar that says when it starts and then takes its time: the TERM lands mid-copy.
+        bin_dir = os.path.join(self.tmp.name, "bin")
+        os.makedirs(bin_dir)
+        started = os.path.join(self.tmp.name, "tar-started")
+        real_tar = subprocess.run(["bash", "-c", "command -v tar"], capture_output=True, text=True).stdout.strip()
+        with open(os.path.join(bin_dir, "tar"), "w") as f:
+            f.write(f'#!/bin/sh\ntouch "{started}"\nsleep 2\nexec "{real_tar}" "$@"\n')
+        os.chmod(os.path.join(bin_dir, "tar"), 0o755)
+        tarball = os.path.join(self.tmp.name, "state.tgz")
+        env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ["PATH"])
+        copier = subprocess.Popen(["bash", SNAPSHOT, self.dir, tarball, "0.2"], env=env)
+        deadline = time.monotonic() + 60
+        while not os.path.exists(started) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertTrue(os.path.exists(started), "no copy started")
+        copier.terminate()
+        self.assertEqual(copier.wait(timeout=60), 0)
+        # Once it has ended, its copy is whole and nothing of it writes any more.
+        self.assertTrue(os.path.exists(tarball), "the copy in hand was abandoned")
+        self.assertFalse(os.path.exists(tarball + ".part"))
+        with tarfile.open(tarball) as t:
+            self.assertIn("./results.db.key", t.getnames())
 
 
 if __name__ == "__main__":
