@@ -73,9 +73,13 @@ measure init "$m/init"
 # SFT leaves out answers longer than the stages after it sample ($new tokens): the data run's
 # answers to contrastive prompts run to twice the first round's length, and a model taught them
 # had most of its contrastive answers cut at the limit.
-[ -d "$scratch/sft/model" ] || step "$bin" train sft --model "$m/init" --out "$scratch/sft" --full --run data --per-task "${TR_PER_TASK:-2}" -d "$dev" --dtype float32 \
-  --epochs "${TR_SFT_EPOCHS:-40}" --batch 3 --lr "${TR_SFT_LR:-1e-3}" --warmup 10 --max-tokens 8192 --max-answer-tokens "$new" --contrastive "${TR_SFT_CONTRASTIVE:-2}" --exemplars "${TR_EXEMPLARS:-2}" $(printf -- '--task %s ' $tasks) --json &&
-  grep -h '^{' "$log" | tail -1 >"$scratch/sft_summary.json"
+# Its --json summary (examples, those left out) is kept apart: the log is started afresh each call.
+if [ ! -d "$scratch/sft/model" ]; then
+  step "$bin" train sft --model "$m/init" --out "$scratch/sft" --full --run data --per-task "${TR_PER_TASK:-2}" -d "$dev" --dtype float32 \
+    --epochs "${TR_SFT_EPOCHS:-40}" --batch 3 --lr "${TR_SFT_LR:-1e-3}" --warmup 10 --max-tokens 8192 --max-answer-tokens "$new" \
+    --contrastive "${TR_SFT_CONTRASTIVE:-2}" --exemplars "${TR_EXEMPLARS:-2}" $(printf -- '--task %s ' $tasks) --json &&
+    grep -h '^{"answer_too_long"' "$log" | tail -1 >"$scratch/sft_summary.json"
+fi
 measure sft "$scratch/sft/model"
 [ -d "$scratch/selfsup/model" ] || step "$bin" train selfsup --model "$scratch/sft/model" --out "$scratch/selfsup" --full $tasks \
   -d "$dev" --dtype float32 --rounds "${TR_SELFSUP_ROUNDS:-${TR_ROUNDS:-3}}" --group "$group" --temperature "$temp" --max-new-tokens "$new" --lr "${TR_RL_LR:-2e-4}" \
@@ -90,6 +94,6 @@ done_stages=$(for d in sft selfsup crl; do [ -f "$scratch/$d/train_log.jsonl" ] 
 [ -n "$done_stages" ] && "$bin" train report $done_stages --out "$scratch/train_report.html" >>"$log" 2>&1
 python3 bench/trainer_summary.py "$scratch" "$scratch/step_cpp.json" "$scratch/step_torch.json"
 # One file back (a device call returns only a few): logs, measurements, the report.
-tar -czf "$out/trainer_files.tgz" -C "$scratch" --ignore-failed-read trainer_stages.log step_cpp.json step_torch.json \
+tar -czf "$out/trainer_files.tgz" -C "$scratch" --ignore-failed-read trainer_stages.log step_cpp.json step_torch.json sft_summary.json \
   train_report.html $(cd "$scratch" && ls -d */train_log.jsonl eval_*/summary.json eval_*/samples.jsonl \
   */loop/samples.jsonl data/samples.jsonl sft/*.jsonl 2>/dev/null)

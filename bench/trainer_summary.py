@@ -55,7 +55,7 @@ def main():
             continue
         if stage == "sft":
             line = f"sft: {len(log)} steps, loss {log[0]['loss']:.3f} -> {log[-1]['loss']:.3f}"
-            for got in lines(os.path.join(scratch, "sft_summary.json"))[-1:]:
+            for got in [g for g in lines(os.path.join(scratch, "sft_summary.json")) if "examples" in g][-1:]:
                 line += (f"; {got['examples']} examples ({got['contrastive']} contrastive), left out: {got['too_long']} too long, "
                          f"{got.get('answer_too_long', 0)} with answers longer than the sampling limit")
             print(line)
