@@ -25,6 +25,13 @@ namespace {
 
 using Row = std::pair<std::vector<int64_t>, std::vector<int64_t>>;
 
+// How many tokens the sampler writes for this answer: up to and including the first stop token
+// (the template's closing after it, a newline for ChatML, is never sampled).
+std::size_t sampled_length(const std::vector<int64_t>& answer, const std::vector<int64_t>& stops) {
+  auto stop = std::find_first_of(answer.begin(), answer.end(), stops.begin(), stops.end());
+  return stop == answer.end() ? answer.size() : std::size_t(stop - answer.begin()) + 1;
+}
+
 // Micro-batch m of the whole run (epochs one after another, each in its own seeded order). The
 // order is drawn once per epoch and kept for that epoch's micro-batches.
 class MicroBatches {
@@ -89,13 +96,14 @@ SftRunSummary run_sft(Store& store, const SftRunOptions& o, const std::function<
   if (writes) rl::write_sft_jsonl(examples, o.out_dir / "sft.jsonl");
 
   std::vector<Row> rows;
+  const std::vector<int64_t> stops = encoder.stop_token_ids();
   for (auto& e : examples) {
     Row r = encoder.prompt_and_answer(e.prompt, e.completion);
     if (int64_t(r.first.size() + r.second.size()) > o.max_tokens || r.second.empty()) {
       ++s.too_long;
       continue;
     }
-    if (o.max_answer_tokens > 0 && int64_t(r.second.size()) > o.max_answer_tokens) {
+    if (o.max_answer_tokens > 0 && int64_t(sampled_length(r.second, stops)) > o.max_answer_tokens) {
       ++s.answer_too_long;
       continue;
     }

@@ -44,7 +44,7 @@ struct SftRunOptions {
   int64_t max_tokens = 4096;          // longer examples are left out (and counted)
   // Examples whose answer is longer are left out (and counted): the sampler's token limit in the
   // stages after this one would cut such an answer, so teaching it teaches answers that never end
-  // in time. 0: no limit.
+  // in time. Counted as the sampler counts: the answer's tokens and the stop token. 0: no limit.
   int64_t max_answer_tokens = 0;
   uint64_t seed = 0;
   std::string device = "cpu", dtype = "float32";

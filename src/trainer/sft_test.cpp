@@ -7,10 +7,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 
 #include "tokenizer/tokenizer.h"
+#include "trainer/chat_data.h"
 
 using namespace cudal1;
 using namespace cudal1::trainer;
@@ -39,8 +41,8 @@ struct SftSetup {
   test::ScratchFolder dir;
   std::unique_ptr<Store> store;
   SftRunOptions o;
-  SftSetup() {
-    test::write_tiny_llama(dir / "model");
+  explicit SftSetup(const std::string& tokenizer = "llama3") {
+    test::write_tiny_llama(dir / "model", 7, 32, 1, tokenizer);
     store = std::make_unique<Store>(dir / "store.db");
     store->save_round({accepted("relu", "class ModelNew: return torch.relu(x)", 0), accepted("relu", "class ModelNew: return x.clamp_min(0)", 1),
                        accepted("gelu", "class ModelNew: return torch.nn.functional.gelu(x)", 0), accepted("add", "class ModelNew: return x + y", 0)});
@@ -121,13 +123,32 @@ TEST(Sft, AnswersLongerThanTheSamplersLimitAreLeftOut) {
   SftSetup t;
   std::string body;
   for (int i = 0; i < 60; ++i) body += "        x = x * 1.0001 + " + std::to_string(i) + "\n";
-  t.store->save_round({accepted("long", "class ModelNew:\n    def forward(self, x):\n" + body + "        return x", 0)});
+  const RlSample longest = accepted("long", "class ModelNew:\n    def forward(self, x):\n" + body + "        return x", 0);
+  t.store->save_round({longest});
   t.o.epochs = 1;
   t.o.max_answer_tokens = 120;  // the short answers are tens of tokens, the long one hundreds
   SftRunSummary s = run_sft(*t.store, t.o);
   EXPECT_EQ(s.answer_too_long, 1u);
   EXPECT_EQ(s.too_long, 0u);
   EXPECT_EQ(s.examples, 4u);
+
+  // At the limit exactly, as the sampler counts (the answer and its stop token), it stays; ChatML
+  // closes the turn with a newline after the stop token, which the sampler never writes.
+  SftSetup chatml("qwen");
+  ChatEncoder encoder(tokenizer::Tokenizer::from_directory(chatml.o.model_dir), std::nullopt);
+  std::vector<int64_t> answer = encoder.prompt_and_answer("", longest.completion).second;
+  const std::vector<int64_t> stops = encoder.stop_token_ids();
+  auto stop = std::find_first_of(answer.begin(), answer.end(), stops.begin(), stops.end());
+  ASSERT_NE(stop, answer.end());
+  const int64_t sampled = int64_t(stop - answer.begin()) + 1;
+  ASSERT_LT(sampled, int64_t(answer.size()));
+  for (int64_t limit : {sampled, sampled - 1}) {
+    SftSetup at("qwen");
+    at.store->save_round({longest});
+    at.o.epochs = 1;
+    at.o.max_answer_tokens = limit;
+    EXPECT_EQ(run_sft(*at.store, at.o).answer_too_long, limit == sampled ? 0u : 1u) << limit;
+  }
 
   SftSetup none;
   none.o.max_answer_tokens = 2;

@@ -75,8 +75,10 @@ inline std::vector<std::vector<int64_t>> unpadded_rows(const torch::Tensor& ids,
 
 // A one-layer Llama with random weights (seeded) and the Llama-3 tokenizer fixture, whose
 // vocabulary holds every id of the tokenizer: what the stages' end-to-end tests train.
-inline void write_tiny_llama(const std::filesystem::path& dir, uint64_t seed = 7, int hidden = 32, int layers = 1) {
-  const std::filesystem::path tok_dir = std::filesystem::path(CUDAL1_TOKENIZER_FIXTURES) / "llama3";
+// tokenizer: a folder of the tokenizer fixtures, "llama3" (Llama-3's template) or "qwen" (ChatML).
+inline void write_tiny_llama(const std::filesystem::path& dir, uint64_t seed = 7, int hidden = 32, int layers = 1,
+                             const std::string& tokenizer = "llama3") {
+  const std::filesystem::path tok_dir = std::filesystem::path(CUDAL1_TOKENIZER_FIXTURES) / tokenizer;
   auto tok = tokenizer::Tokenizer::from_directory(tok_dir);
   nlohmann::json cfg = {{"model_type", "llama"}, {"vocab_size", tok.id_bound()}, {"hidden_size", hidden},
                         {"intermediate_size", 2 * hidden}, {"num_hidden_layers", layers}, {"num_attention_heads", 4},
