@@ -243,8 +243,9 @@ if has audit; then
     --html "$out/bench.html" --markdown "$out/bench.md" >"$out/bench_cuda_l1.txt" 2>"$out/bench_progress.txt"
   rc=$?
   echo "bench exit $rc" >>"$out/bench_cuda_l1.txt"
-  # The store as the run left it, before the report: a call whose limit cuts the report (its
-  # speed-of-light figures start Python on the GPU) still returns every row.
+  # The store as the run left it, before the fallback report below (its speed-of-light figures
+  # start Python on the GPU): a call whose limit cuts that report still returns every row. (The
+  # bench's own report, written before it exits, is covered by the copy of each minute.)
   kill "$snapshots" 2>/dev/null; wait "$snapshots" 2>/dev/null
   scripts/snapshot_store.sh "$scratch/bench_state" "$out/bench_state.tgz"
   # Killed after its grace (an evaluation in hand outlasted it): the store keeps every finished

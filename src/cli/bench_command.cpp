@@ -2,6 +2,7 @@
 // service, every visible GPU), with speedups against eager and each baseline, then a table on
 // the terminal, the bench JSON (--json), an HTML report and a Markdown summary. Results go to the
 // store as each evaluation ends, so a run that is interrupted resumes where it stopped.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -213,7 +214,9 @@ void run_bench(const BenchArgs& a) {
   const json& provenance = pooled.provenance;
   if (!a.no_sol) add_sol_fractions_or_say_why(rows, jobs, config.devices.front(), store.get());
   std::string set = a.jsonl.empty() ? a.folder : a.jsonl;
-  json bench = {{"title", a.title.empty() ? fs::path(set).filename().string() + " on " + provenance.value("device_name", a.device) : a.title},
+  const bool cards_mixed = std::find(pooled.mixed.begin(), pooled.mixed.end(), "device_name") != pooled.mixed.end();
+  const std::string where = cards_mixed ? "several cards" : provenance.value("device_name", a.device);
+  json bench = {{"title", a.title.empty() ? fs::path(set).filename().string() + " on " + where : a.title},
                 {"suite", a.jsonl.empty() ? suite.string() : "the rows' ref_code"}, {"kernel_set", set},
                 {"provenance", provenance}, {"mixed_provenance", pooled.mixed}, {"rows", rows},
                 {"baselines", json::array({"eager", "compile_default", "compile_reduce_overhead", "cuda_graph", "cudnn_autotune"})}};

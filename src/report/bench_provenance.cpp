@@ -88,8 +88,11 @@ std::vector<std::pair<std::string, json>> bench_by_card(const json& bench) {
     if (r.is_object() && r.contains("device_name") && r["device_name"].is_string() && r.value("status", json()) != "not_scored")
       count(cards, r["device_name"].get<std::string>());
   if (cards.size() < 2) return out;
+  // Every card's table has the whole bench's baselines, also where its own rows lack one.
+  const std::vector<std::string> baselines = bench_baselines(bench);
   for (auto& [card, n] : most_first(cards)) {
     json one = bench;
+    one["baselines"] = baselines;
     one["rows"] = json::array();
     for (const json& r : rows)
       if (r.is_object() && r.value("device_name", json()) == card && r.value("status", json()) != "not_scored") one["rows"].push_back(r);
@@ -121,13 +124,14 @@ std::size_t add_sol_fractions(json& rows, const std::vector<double>& sol_ms, con
   std::size_t other_card = 0;
   for (std::size_t i = 0; i < rows.size() && i < sol_ms.size(); ++i) {
     json& row = rows[i];
-    if (!row.is_object() || row.value("accepted", false) != true) continue;
-    if (row.contains("device_name") && row["device_name"] != card) {
+    if (!row.is_object() || !bench_accepted(row)) continue;
+    if (row.contains("device_name") && row["device_name"].is_string() && row["device_name"] != card) {
       ++other_card;
       continue;
     }
-    const json runtime = row.value("runtime_ms", json::object());
-    double candidate = runtime.is_object() && runtime.value("candidate", json()).is_number() ? runtime["candidate"].get<double>() : 0.0;
+    const json& runtime = row.contains("runtime_ms") ? row["runtime_ms"] : json();
+    double candidate = runtime.is_object() && runtime.contains("candidate") && runtime["candidate"].is_number()
+                           ? runtime["candidate"].get<double>() : 0.0;
     if (sol_ms[i] > 0 && candidate > 0) row["sol_fraction"] = sol_ms[i] / candidate;
   }
   return other_card;

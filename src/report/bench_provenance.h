@@ -55,7 +55,7 @@ const char* bench_card_figures_rule();
 
 // Sets sol_fraction (sol_ms[i] over the candidate's measured time, runtime_ms.candidate) on each
 // accepted row i measured on `card`, the card the ceilings behind sol_ms were measured on (a row
-// without device_name counts as measured there). One card's ceilings say nothing of another's
+// without a device_name string counts as measured there). Rows of any shape are tolerated. One card's ceilings say nothing of another's
 // times, so an accepted row from another card gets none; returns how many.
 std::size_t add_sol_fractions(nlohmann::json& rows, const std::vector<double>& sol_ms, const std::string& card);
 

@@ -28,7 +28,8 @@
 //     claimed_speedup       number  what the kernel set's authors claimed (against eager)
 //     claimed               object  baseline -> what they claimed against it (report/bench_claims.h)
 //     error                 string  why a row that failed failed (its start)
-//     device_name           string  the card that measured the row (not read by the reports)
+//     device_name           string  the card that measured the row: with rows from two cards or
+//                                   more, the "Per card" tables group by it (report/bench_provenance.h)
 //     sol_fraction          number  fraction of speed of light, 0..1
 //     runtime_ms            object  "candidate", "eager" (others ignored), milliseconds
 //     flags                 [object] {name (or id), severity: warn | block | info, evidence}

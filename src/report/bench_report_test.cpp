@@ -417,7 +417,15 @@ TEST(BenchProvenance, SpeedOfLightOnlyForRowsOfTheCeilingsCard) {
   rows.push_back(timed(nullptr, true, 2.0));
   rows.push_back(timed("NVIDIA H200", false, 4.0));
   rows.push_back(timed("NVIDIA H200", true, 0.0));
-  EXPECT_EQ(cudal1::add_sol_fractions(rows, {1.0, 1.0, 1.0, 1.0, 1.0}, "NVIDIA H200"), 1u);
+  json odd = timed(nullptr, true, 2.0);  // untrusted shapes: a card that is no string, text for a time
+  odd["device_name"] = 7;
+  rows.push_back(odd);
+  rows.push_back({{"accepted", "yes"}, {"runtime_ms", "fast"}});
+  rows.push_back("not a row");
+  EXPECT_EQ(cudal1::add_sol_fractions(rows, {1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0}, "NVIDIA H200"), 1u);
+  EXPECT_DOUBLE_EQ(rows[5]["sol_fraction"].get<double>(), 0.5);
+  EXPECT_FALSE(rows[6].contains("sol_fraction"));
+  EXPECT_EQ(cudal1::add_sol_fractions(rows, {1.0}, "NVIDIA H200"), 0u);  // fewer fractions than rows
   EXPECT_DOUBLE_EQ(rows[0]["sol_fraction"].get<double>(), 0.25);
   EXPECT_FALSE(rows[1].contains("sol_fraction"));
   EXPECT_DOUBLE_EQ(rows[2]["sol_fraction"].get<double>(), 0.5);
@@ -440,6 +448,11 @@ TEST(BenchProvenance, EachCardsRowsAloneInTheirOwnTable) {
   EXPECT_NE(md.find("| NVIDIA H200 | 3 | 3 | 1.59x |"), std::string::npos) << md;
   EXPECT_NE(md.find("| NVIDIA H100 80GB HBM3 | 1 | 1 | 1.00x |"), std::string::npos) << md;
   EXPECT_NE(cudal1::bench_html(bench).find("<h2>Per card</h2>"), std::string::npos);
+  // Without the bench's baseline list, each card's table still has every baseline of the bench.
+  bench.erase("baselines");
+  bench["rows"][3]["speedup"] = {{"eager", 1.0}, {"other", 2.0}};
+  for (auto& [card, one] : cudal1::bench_by_card(bench))
+    EXPECT_EQ(one["baselines"], json({"eager", "compile", "other"})) << card;
   bench["rows"][3].erase("device_name");
   EXPECT_TRUE(cudal1::bench_by_card(bench).empty());  // one card: nothing to split
 }
