@@ -19,7 +19,7 @@ const std::vector<std::string>& bench_provenance_keys() {
 
 namespace {
 
-// Distinct values with how many rows have each: in the order first seen until sorted.
+// Distinct values with how many rows have each, in the order first seen.
 using Tally = std::vector<std::pair<std::string, int>>;
 
 void count(Tally& tally, const std::string& value) {
@@ -28,16 +28,11 @@ void count(Tally& tally, const std::string& value) {
   else ++it->second;
 }
 
-// Most rows first, ties in the order first seen.
-Tally most_first(Tally tally) {
+// "A (27 rows), B (19 rows)": most rows first, ties in the order first seen.
+std::string counted(Tally tally) {
   std::stable_sort(tally.begin(), tally.end(), [](auto& a, auto& b) { return a.second > b.second; });
-  return tally;
-}
-
-// "A (27 rows), B (19 rows)".
-std::string counted(const Tally& tally) {
   std::string out;
-  for (auto& [v, n] : most_first(tally))
+  for (auto& [v, n] : tally)
     out += (out.empty() ? "" : ", ") + v + " (" + std::to_string(n) + (n == 1 ? " row)" : " rows)");
   return out;
 }
@@ -80,23 +75,23 @@ std::string mixed_provenance_note(const std::vector<std::string>& mixed) {
 }
 
 std::vector<std::pair<std::string, json>> bench_by_card(const json& bench) {
-  std::vector<std::pair<std::string, json>> out;
-  if (!bench.is_object() || !bench.contains("rows") || !bench["rows"].is_array()) return out;
-  const json& rows = bench["rows"];
-  Tally cards;
-  for (const json& r : rows)
-    if (r.is_object() && r.contains("device_name") && r["device_name"].is_string() && r.value("status", json()) != "not_scored")
-      count(cards, r["device_name"].get<std::string>());
-  if (cards.size() < 2) return out;
-  // Every card's table has the whole bench's baselines, also where its own rows lack one.
+  std::vector<std::pair<std::string, json>> out;  // card -> its rows, in the order first seen
+  for (const json& r : bench_rows(bench)) {
+    if (!r.is_object() || bench_not_scored(r) || !r.contains("device_name") || !r["device_name"].is_string()) continue;
+    const std::string& card = r["device_name"].get_ref<const std::string&>();
+    auto it = std::find_if(out.begin(), out.end(), [&](auto& c) { return c.first == card; });
+    if (it == out.end()) it = out.insert(out.end(), {card, json::array()});
+    it->second.push_back(r);
+  }
+  if (out.size() < 2) return {};
+  std::stable_sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.second.size() > b.second.size(); });
+  // Each card's copy of the bench has the whole bench's baselines, also where its own rows lack one.
   const std::vector<std::string> baselines = bench_baselines(bench);
-  for (auto& [card, n] : most_first(cards)) {
+  for (auto& [card, rows] : out) {
     json one = bench;
     one["baselines"] = baselines;
-    one["rows"] = json::array();
-    for (const json& r : rows)
-      if (r.is_object() && r.value("device_name", json()) == card && r.value("status", json()) != "not_scored") one["rows"].push_back(r);
-    out.emplace_back(card, std::move(one));
+    one["rows"] = std::move(rows);
+    rows = std::move(one);
   }
   return out;
 }
@@ -130,9 +125,8 @@ std::size_t add_sol_fractions(json& rows, const std::vector<double>& sol_ms, con
       continue;
     }
     const json& runtime = row.contains("runtime_ms") ? row["runtime_ms"] : json();
-    double candidate = runtime.is_object() && runtime.contains("candidate") && runtime["candidate"].is_number()
-                           ? runtime["candidate"].get<double>() : 0.0;
-    if (sol_ms[i] > 0 && candidate > 0) row["sol_fraction"] = sol_ms[i] / candidate;
+    std::optional<double> candidate = runtime.is_object() ? bench_positive(runtime, "candidate") : std::nullopt;
+    if (sol_ms[i] > 0 && candidate) row["sol_fraction"] = sol_ms[i] / *candidate;
   }
   return other_card;
 }
