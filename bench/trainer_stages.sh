@@ -78,7 +78,7 @@ if [ ! -d "$scratch/sft/model" ]; then
   step "$bin" train sft --model "$m/init" --out "$scratch/sft" --full --run data --per-task "${TR_PER_TASK:-2}" -d "$dev" --dtype float32 \
     --epochs "${TR_SFT_EPOCHS:-40}" --batch 3 --lr "${TR_SFT_LR:-1e-3}" --warmup 10 --max-tokens 8192 --max-answer-tokens "$new" \
     --contrastive "${TR_SFT_CONTRASTIVE:-2}" --exemplars "${TR_EXEMPLARS:-2}" $(printf -- '--task %s ' $tasks) --json &&
-    grep -h '^{"answer_too_long"' "$log" | tail -1 >"$scratch/sft_summary.json"
+    grep -h '^{.*"answer_too_long"' "$log" | tail -1 >"$scratch/sft_summary.json"
 fi
 measure sft "$scratch/sft/model"
 [ -d "$scratch/selfsup/model" ] || step "$bin" train selfsup --model "$scratch/sft/model" --out "$scratch/selfsup" --full $tasks \

@@ -255,8 +255,8 @@ if has audit; then
       --db "$scratch/bench_state/results.db" --work "$scratch/bench_work" --html "$out/bench.html" --markdown "$out/bench.md" \
       >>"$out/bench_cuda_l1.txt" 2>>"$out/bench_progress.txt"
     echo "report from the store: exit $?" >>"$out/bench_cuda_l1.txt"
+    scripts/snapshot_store.sh "$scratch/bench_state" "$out/bench_state.tgz"  # with the ceilings that report measured
   fi
-  scripts/snapshot_store.sh "$scratch/bench_state" "$out/bench_state.tgz"  # with the ceilings the report measured
 fi
 
 # 4g. CUDA graph versions of a CUDA-L1 file's tasks, each verified (stage enrich; ENRICH_JSONL,
