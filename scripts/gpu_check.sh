@@ -230,7 +230,8 @@ fi
 # key) comes back as bench_state.tgz, and BENCH_RESTORE=that file puts it back on a fresh machine.
 # BENCH_DEADLINE (seconds after this script started) stops the run gently: no evaluation starts after it, those in hand finish
 # (BENCH_GRACE seconds at most, default 150) and are kept, and the report covers what was scored
-# (written from the store when the grace ran out).
+# (written from the store when the grace ran out). BENCH_ROWS_FROM: a bench JSON of rows scored on
+# earlier machines (`cudal1 bench --stored-only --json` over a returned store), taken as they are.
 if has audit; then
   : "${BENCH_JSONL:?stage audit scores the CUDA-L1 file BENCH_JSONL names}"
   mkdir -p "$scratch/bench_state"
@@ -239,7 +240,7 @@ if has audit; then
   scripts/snapshot_store.sh "$scratch/bench_state" "$out/bench_state.tgz" 60 &
   snapshots=$!
   ${BENCH_DEADLINE:+timeout -s INT -k "${BENCH_GRACE:-150}" "$(until_deadline "$BENCH_DEADLINE")"} "$bin/cudal1" bench --jsonl "$BENCH_JSONL" --limit "${BENCH_LIMIT:-20}" \
-    --device cuda --lanes "${BENCH_LANES:-1}" --db "$scratch/bench_state/results.db" --work "$scratch/bench_work" \
+    ${BENCH_ROWS_FROM:+--rows-from "$BENCH_ROWS_FROM"} --device cuda --lanes "${BENCH_LANES:-1}" --db "$scratch/bench_state/results.db" --work "$scratch/bench_work" \
     --html "$out/bench.html" --markdown "$out/bench.md" >"$out/bench_cuda_l1.txt" 2>"$out/bench_progress.txt"
   rc=$?
   echo "bench exit $rc" >>"$out/bench_cuda_l1.txt"
@@ -252,6 +253,7 @@ if has audit; then
   # row, so the report is written from it.
   if [ "$rc" -ne 0 ] || [ ! -s "$out/bench.md" ]; then
     "$bin/cudal1" bench --jsonl "$BENCH_JSONL" --limit "${BENCH_LIMIT:-20}" --device cuda --stored-only \
+      ${BENCH_ROWS_FROM:+--rows-from "$BENCH_ROWS_FROM"} \
       --db "$scratch/bench_state/results.db" --work "$scratch/bench_work" --html "$out/bench.html" --markdown "$out/bench.md" \
       >>"$out/bench_cuda_l1.txt" 2>>"$out/bench_progress.txt"
     echo "report from the store: exit $?" >>"$out/bench_cuda_l1.txt"

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/hash.h"
 #include "queue/jobs.h"
+#include "report/bench_carried_rows.h"
 #include "report/bench_provenance.h"
 #include "report/bench_report.h"
 #include "report/html.h"
@@ -34,6 +35,7 @@ namespace {
 
 struct BenchArgs {
   std::string jsonl, folder, suite, levels, device = "cuda", db, work, html, markdown, title;
+  std::vector<std::string> rows_from;
   std::size_t limit = 0;
   int gpus = 0, lanes = 1;
   double memory_budget_gb = 0;
@@ -41,11 +43,17 @@ struct BenchArgs {
   BuildServiceFlags builds;
 };
 
+// The SHA-256 of a job's task and candidate files: what the store and a carried row key it by.
+struct JobHashes {
+  std::string task, candidate;
+};
+
 // A job's row of the bench JSON (report/bench_report.h), from its result or its error.
 // not_scored: why the row has neither (a stop, --stored-only); such a row is outside the statistics.
-json bench_row(const QueueJob& job, const std::optional<EvalResult>& r, const std::string& error,
-               const std::string& not_scored) {
-  json row = {{"task", job.id}, {"level", job.meta.value("level", 0)}};
+json bench_row(const QueueJob& job, const JobHashes& hashes, const std::optional<EvalResult>& r,
+               const std::string& error, const std::string& not_scored) {
+  json row = {{"task", job.id}, {"level", job.meta.value("level", 0)},
+              {"task_hash", hashes.task}, {"candidate_hash", hashes.candidate}};
   if (const json c = job.meta.value("claimed", json::object()); !c.empty()) {
     row["claimed"] = c;
     if (c.contains("eager")) row["claimed_speedup"] = c["eager"];
@@ -66,6 +74,7 @@ json bench_row(const QueueJob& job, const std::optional<EvalResult>& r, const st
   row["status"] = status_name(r->status);
   if (!r->error.empty()) row["error"] = truncate_utf8(r->error, 600);  // the whole one stays in the store
   row["from_store"] = r->from_store;  // a resumed run's rows were measured before it
+  row["provenance"] = r->provenance;  // with the protocol a later run takes the row again under (--rows-from)
   if (r->provenance.contains("device_name") && r->provenance["device_name"].is_string())
     row["device_name"] = r->provenance["device_name"];  // a resumed run may hold several cards' rows
   if (std::string note = noise_note(*r); !note.empty()) row["note"] = note;
@@ -139,6 +148,7 @@ void print_summary(const json& bench) {
   for (auto& [name, n] : st.flag_counts) std::cout << (name == st.flag_counts.begin()->first ? " (" : ", ") << name << " " << n;
   std::cout << (st.flag_counts.empty() ? "" : ")") << "\n";
   if (st.not_scored) std::cout << "not scored yet: " << st.not_scored << " (left out of every figure above)\n";
+  if (std::string note = carried_rows_note(bench); !note.empty()) std::cout << note << "\n";
   std::vector<std::string> mixed = mixed_provenance(bench);
   for (const std::string& key : mixed) std::cout << key << ": " << bench["provenance"].value(key, "") << "\n";
   if (!mixed.empty()) std::cout << mixed_provenance_note(mixed) << "\n";
@@ -164,22 +174,33 @@ void run_bench(const BenchArgs& a) {
     j.options.protect_files = store->private_files();
   }
 
-  // Resume: what the store already has for this protocol, on any of these lanes' devices.
+  // Resume: what the store already has for this protocol, on any of these lanes' devices, then
+  // what the files of --rows-from carried from earlier machines.
+  std::vector<CarriedRows> carried_files;
+  for (auto& f : a.rows_from) carried_files.push_back(read_carried_rows(f));
+  std::vector<JobHashes> hashes(jobs.size());
   std::vector<std::optional<EvalResult>> results(jobs.size());
+  std::vector<std::optional<json>> carried(jobs.size());
   std::vector<std::string> errors(jobs.size());
   std::vector<QueueJob> pending;
   std::vector<std::size_t> pending_index;
+  std::size_t stored = 0, taken = 0;
   for (std::size_t i = 0; i < jobs.size(); ++i) {
+    hashes[i] = {sha256_hex(read_file(jobs[i].options.task_path)), sha256_hex(read_file(jobs[i].options.candidate_path))};
+    const std::string protocol = jobs[i].options.protocol_key();
     if (!a.force) {
-      std::string th = sha256_hex(read_file(jobs[i].options.task_path)), ch = sha256_hex(read_file(jobs[i].options.candidate_path));
       for (auto& d : config.devices)
-        if (!results[i]) results[i] = store->find(th, ch, jobs[i].options.protocol_key(), d);
+        if (!results[i]) results[i] = store->find(hashes[i].task, hashes[i].candidate, protocol, d);
+      for (auto& f : carried_files)
+        if (!results[i] && !carried[i]) carried[i] = find_carried_row(f, hashes[i].task, hashes[i].candidate, protocol);
     }
-    if (!results[i]) pending.push_back(jobs[i]), pending_index.push_back(i);
+    stored += results[i].has_value(), taken += carried[i].has_value();
+    if (!results[i] && !carried[i]) pending.push_back(jobs[i]), pending_index.push_back(i);
   }
   if (pending.size() < jobs.size() || a.stored_only)
-    std::fprintf(stderr, "%zu of %zu already scored in %s; %s the other %zu\n", jobs.size() - pending.size(), jobs.size(),
-                 store->path().c_str(), a.stored_only ? "--stored-only leaves out" : "scoring", pending.size());
+    std::fprintf(stderr, "%zu of %zu already scored in %s%s; %s the other %zu\n", stored, jobs.size(), store->path().c_str(),
+                 taken ? (", " + std::to_string(taken) + " taken from --rows-from").c_str() : "",
+                 a.stored_only ? "--stored-only leaves out" : "scoring", pending.size());
   if (!pending.empty() && !a.stored_only) {
     std::unique_ptr<BuildService> builds = attach_build_service(config, a.builds);
     ProgressLine progress(jobs.size(), jobs.size() - pending.size());
@@ -197,7 +218,7 @@ void run_bench(const BenchArgs& a) {
   }
   std::vector<std::string> not_scored(jobs.size());
   for (std::size_t i = 0; i < jobs.size(); ++i) {
-    if (results[i] || !errors[i].empty()) continue;
+    if (results[i] || carried[i] || !errors[i].empty()) continue;
     if (a.stored_only)
       not_scored[i] = "the store holds no result for it (run the same command without --stored-only to score it)";
     else if (*stop.flag())
@@ -207,8 +228,8 @@ void run_bench(const BenchArgs& a) {
   json rows = json::array();
   std::vector<json> row_provenance;
   for (std::size_t i = 0; i < jobs.size(); ++i) {
-    rows.push_back(bench_row(jobs[i], results[i], errors[i], not_scored[i]));
-    if (results[i]) row_provenance.push_back(results[i]->provenance);
+    rows.push_back(carried[i] ? *carried[i] : bench_row(jobs[i], hashes[i], results[i], errors[i], not_scored[i]));
+    if (results[i] || carried[i]) row_provenance.push_back(rows.back().value("provenance", json::object()));
   }
   BenchProvenance pooled = pool_bench_provenance(row_provenance);
   const json& provenance = pooled.provenance;
@@ -219,6 +240,7 @@ void run_bench(const BenchArgs& a) {
   json bench = {{"title", a.title.empty() ? fs::path(set).filename().string() + " on " + where : a.title},
                 {"suite", a.jsonl.empty() ? suite.string() : "the rows' ref_code"}, {"kernel_set", set},
                 {"provenance", provenance}, {"mixed_provenance", pooled.mixed}, {"rows", rows},
+                {"carried_rows", {{"count", taken}, {"files", a.rows_from}}},
                 {"baselines", json::array({"eager", "compile_default", "compile_reduce_overhead", "cuda_graph", "cudnn_autotune"})}};
   if (!a.html.empty()) std::ofstream(a.html) << bench_html(bench);
   if (!a.markdown.empty()) std::ofstream(a.markdown) << bench_markdown(bench);
@@ -251,7 +273,11 @@ void register_bench(CLI::App& app) {
   cmd->add_option("--title", args->title, "the report's title");
   cmd->add_option("--work", args->work, "with --jsonl: folder for the rows' files (default ./cudal1-bench-work)");
   cmd->add_option("--db", args->db, "SQLite store: results, baselines, task metadata (default as for eval)");
-  cmd->add_flag("--force", args->force, "score again what the store already has");
+  cmd->add_option("--rows-from", args->rows_from, "take the scored rows of an earlier run's bench JSON (--json) for the same "
+                                                  "task and candidate files under the same protocol instead of scoring "
+                                                  "them again (carries a set's verdicts from one machine to the next); "
+                                                  "repeatable")->check(CLI::ExistingFile);
+  cmd->add_flag("--force", args->force, "score again what the store already has (and what --rows-from carries)");
   cmd->add_flag("--stored-only", args->stored_only, "score nothing: report what the store already holds for the set "
                                                     "(needs no GPU; the rows it lacks say so)")->excludes("--force");
   cmd->add_flag("--no-baselines", args->no_baselines, "eager only");

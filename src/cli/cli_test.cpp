@@ -403,6 +403,65 @@ TEST(Cli, BenchScoresAFolderAndResumesFromTheStore) {
   fs::remove_all(dir);
 }
 
+// A set scored over several machines, each given back with its disk: the bench JSON of one run
+// carries its verdicts to the next, which has another store (--rows-from). A row is taken only
+// for the same files under the same protocol; a kernel changed since is scored again.
+TEST(Cli, BenchCarriesScoredRowsToARunWithAnotherStore) {
+  fs::path dir = fs::temp_directory_path() / ("cudal1_bench_carry_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "suite" / "level1");
+  fs::create_directories(dir / "kernels" / "level1");
+  for (auto t : {"scale_add.py", "softmax_rows.py"}) fs::copy_file(fixture(std::string("tasks/") + t), dir / "suite" / "level1" / t);
+  fs::copy_file(fixture("candidates/ok_scale_add_alpha.py"), dir / "kernels" / "level1" / "scale_add.py");
+  fs::copy_file(fixture("candidates/incorrect_softmax_rows_broadcast_shape.py"), dir / "kernels" / "level1" / "softmax_rows.py");
+  const std::string set = "bench --folder " + (dir / "kernels").string() + " --suite " + (dir / "suite").string() +
+                          " --device cpu --no-sol --no-baselines --json";
+  CliRun first = run_cli(set + " --db " + (dir / "first.db").string());
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const json earlier = only_json(first.out);
+  std::ofstream(dir / "earlier.json") << earlier.dump();
+  for (auto& row : earlier["rows"]) {
+    EXPECT_EQ(row["task_hash"].get<std::string>().size(), 64u) << row.dump();
+    EXPECT_TRUE(row["provenance"].contains("protocol_key")) << row.dump();
+  }
+
+  // A new store, as on the next machine: every row from the file, none scored.
+  const std::string next = set + " --db " + (dir / "next.db").string() + " --rows-from " + (dir / "earlier.json").string() +
+                           " --markdown " + (dir / "next.md").string();
+  CliRun carried = run_cli(next + " --stored-only");
+  ASSERT_EQ(carried.exit_code, 0) << carried.err;
+  EXPECT_NE(carried.err.find("2 taken from --rows-from"), std::string::npos) << carried.err;
+  json bench = only_json(carried.out);
+  EXPECT_EQ(bench["carried_rows"]["count"], 2);
+  ASSERT_EQ(bench["rows"].size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    json row = bench["rows"][i], before = earlier["rows"][i];
+    EXPECT_EQ(row["carried_from"], (dir / "earlier.json").string());
+    for (json* r : {&row, &before}) r->erase("carried_from"), r->erase("from_store");
+    EXPECT_EQ(row, before);  // as the earlier run wrote it
+  }
+  EXPECT_NE(cudal1::read_file(dir / "next.md").find("2 rows were taken"), std::string::npos);
+
+  // One kernel changed: its row is not the file's any more, so it is scored; the other is still carried.
+  std::ofstream(dir / "kernels" / "level1" / "scale_add.py", std::ios::app) << "\n# changed\n";
+  CliRun changed = run_cli(next);
+  ASSERT_EQ(changed.exit_code, 0) << changed.err;
+  EXPECT_NE(changed.err.find("1 taken from --rows-from"), std::string::npos) << changed.err;
+  std::map<std::string, json> rows;
+  const json changed_bench = only_json(changed.out);  // named: rows of a temporary would dangle
+  for (auto& r : changed_bench["rows"]) rows[r["task"]] = r;
+  EXPECT_FALSE(rows["level1/scale_add"].contains("carried_from"));
+  EXPECT_EQ(rows["level1/scale_add"]["status"], "ok");
+  EXPECT_FALSE(rows["level1/scale_add"]["from_store"].get<bool>());  // measured by this run
+  EXPECT_TRUE(rows["level1/softmax_rows"].contains("carried_from"));
+
+  std::ofstream(dir / "not_bench.json") << "[1, 2]";
+  CliRun bad = run_cli(set + " --db " + (dir / "next.db").string() + " --rows-from " + (dir / "not_bench.json").string());
+  EXPECT_EQ(bad.exit_code, 3) << bad.err;  // input
+  EXPECT_NE(bad.err.find("is not a bench JSON"), std::string::npos) << bad.err;
+  fs::remove_all(dir);
+}
+
 // The speed-of-light column of a suite where one task does not even import: that task's row says
 // why it failed, and the others still get their fraction (one missing module must not cost the
 // column of a 200-task report).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "report/bench_carried_rows.h"
 #include "report/bench_page.h"
 #include "report/bench_provenance.h"
 #include "report/bench_report.h"
@@ -50,6 +51,7 @@ std::string header(const json& bench, const BenchStats& s) {
   }
   if (std::string note = mixed_provenance_note(mixed_provenance(bench)); !note.empty())
     out += "<p class=\"warn\">" + text(note, 600) + "</p>";
+  if (std::string note = carried_rows_note(bench); !note.empty()) out += "<p>" + text(note, 600) + "</p>";
   const BenchLevelStats& all = s.levels.back();
   out += "<p>" + std::to_string(all.tasks) + " tasks, " + std::to_string(all.accepted) +
          " accepted, " + std::to_string(s.flags) + " flags.";

@@ -1,4 +1,5 @@
 // The bench report's Markdown summary: what a pull request or a notes file quotes.
+#include "report/bench_carried_rows.h"
 #include "report/bench_claims.h"
 #include "report/bench_provenance.h"
 #include "report/bench_report.h"
@@ -82,6 +83,7 @@ std::string bench_markdown(const json& bench) {
     out += "\n\n";
   }
   if (std::string note = mixed_provenance_note(mixed_provenance(bench)); !note.empty()) out += "**" + md(note, 600) + "**\n\n";
+  if (std::string note = carried_rows_note(bench); !note.empty()) out += md(note, 600) + "\n\n";
 
   out += "| level | baseline | tasks | correct | mean | median | geomean | share >1.01x | n/a | invalid |\n";
   out += "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";

@@ -10,6 +10,8 @@
 //                        that order; any other key after them)
 //   mixed_provenance [string] provenance keys whose value differs between rows (a run resumed on
 //                        another card): the reports say so under the provenance
+//   carried_rows object  {count: int, files: [string]}: rows taken from earlier runs' bench JSON
+//                        (report/bench_carried_rows.h); the reports count them
 //   baselines   [string] the order to show baselines in; when absent, every key of any row's
 //                        speedup, "eager" first. Plots use "eager", else the first baseline.
 //   rows        [object] one per task:
@@ -28,6 +30,10 @@
 //     claimed_speedup       number  what the kernel set's authors claimed (against eager)
 //     claimed               object  baseline -> what they claimed against it (report/bench_claims.h)
 //     error                 string  why a row that failed failed (its start)
+//     task_hash, candidate_hash  string  SHA-256 of the task and candidate files the row scored
+//     provenance            object  the result's provenance (protocol_key among it): what a later
+//                                   run takes the row again under (report/bench_carried_rows.h)
+//     carried_from          string  the earlier bench JSON the row was taken from, as it wrote it
 //     device_name           string  the card that measured the row: with rows from two cards or
 //                                   more, the "Per card" tables group by it (report/bench_provenance.h)
 //     sol_fraction          number  fraction of speed of light, 0..1

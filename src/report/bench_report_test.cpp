@@ -1,8 +1,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 
+#include <unistd.h>
+
+#include "core/error.h"
+#include "report/bench_carried_rows.h"
 #include "report/bench_claims.h"
 #include "report/bench_provenance.h"
 #include "report/bench_report.h"
@@ -11,6 +17,7 @@
 
 using cudal1::BenchLevelStats;
 using json = nlohmann::json;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -455,4 +462,62 @@ TEST(BenchProvenance, EachCardsRowsAloneInTheirOwnTable) {
     EXPECT_EQ(one["baselines"], json({"eager", "compile", "other"})) << card;
   bench["rows"][3].erase("device_name");
   EXPECT_TRUE(cudal1::bench_by_card(bench).empty());  // one card: nothing to split
+}
+
+// A row of an earlier bench is taken again only for the same task and candidate files under the
+// same protocol, and only when it was scored: not_scored and evaluation errors are scored again,
+// and rows of an older cudal1 (no hashes, no protocol) never match.
+TEST(BenchCarriedRows, OnlyScoredRowsOfTheSameFilesAndProtocolAreTaken) {
+  auto scored = [](const std::string& task, const std::string& status, const std::string& protocol) {
+    json r = row("level1/" + task, 1, status, status == "ok", {{"eager", 1.5}});
+    r["task_hash"] = "t-" + task, r["candidate_hash"] = "c-" + task;
+    r["provenance"] = {{"protocol_key", protocol}, {"device_name", "NVIDIA H200"}};
+    r["from_store"] = true;
+    return r;
+  };
+  json bench = {{"rows", json::array({scored("a", "ok", "p1"), scored("b", "not_scored", "p1"), scored("c", "error", "p1"),
+                                      scored("d", "incorrect", "p1"), row("level1/e", 1, "ok", true), 7})}};
+  fs::path file = fs::temp_directory_path() / ("cudal1_carried_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(file) << bench.dump();
+  cudal1::CarriedRows carried = cudal1::read_carried_rows(file);
+  EXPECT_EQ(carried.rows, 6u);
+  EXPECT_EQ(carried.unusable, 4u);  // b, c, e and the number
+  auto a = cudal1::find_carried_row(carried, "t-a", "c-a", "p1");
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ((*a)["carried_from"], file.string());
+  EXPECT_FALSE(a->contains("from_store"));
+  EXPECT_EQ((*a)["speedup"]["eager"], 1.5);
+  EXPECT_TRUE(cudal1::find_carried_row(carried, "t-d", "c-d", "p1").has_value());  // a verdict, even a failing one
+  EXPECT_FALSE(cudal1::find_carried_row(carried, "t-a", "c-a", "p2").has_value());  // another protocol
+  EXPECT_FALSE(cudal1::find_carried_row(carried, "t-a", "c-d", "p1").has_value());  // another candidate
+  EXPECT_FALSE(cudal1::find_carried_row(carried, "t-b", "c-b", "p1").has_value());
+  EXPECT_FALSE(cudal1::find_carried_row(carried, "t-c", "c-c", "p1").has_value());
+
+  std::ofstream(file) << "{\"rows\": 3}";
+  try {
+    cudal1::read_carried_rows(file);
+    ADD_FAILURE() << "a file without a rows array was read";
+  } catch (const cudal1::Error& e) {
+    EXPECT_EQ(e.kind(), cudal1::ErrorKind::input);
+    EXPECT_NE(e.hint().find("--json"), std::string::npos) << e.hint();
+  }
+  EXPECT_THROW(cudal1::read_carried_rows(file.string() + ".missing"), cudal1::Error);
+  fs::remove(file);
+}
+
+TEST(BenchCarriedRows, TheReportsCountThem) {
+  json bench = fixture();
+  EXPECT_EQ(cudal1::carried_rows_note(bench), "");
+  bench["carried_rows"] = {{"count", 0}, {"files", {"a.json"}}};
+  EXPECT_EQ(cudal1::carried_rows_note(bench), "");
+  bench["carried_rows"] = {{"count", 46}, {"files", {"audit-rows.json"}}};
+  const std::string note = cudal1::carried_rows_note(bench);
+  EXPECT_NE(note.find("46 rows were taken"), std::string::npos) << note;
+  EXPECT_NE(note.find("(audit-rows.json)"), std::string::npos) << note;
+  EXPECT_NE(cudal1::bench_markdown(bench).find(note), std::string::npos);
+  EXPECT_NE(cudal1::bench_html(bench).find("46 rows were taken"), std::string::npos);
+  bench["carried_rows"] = {{"count", "many"}};  // an untrusted file's wrong type reads as none
+  EXPECT_EQ(cudal1::carried_rows_note(bench), "");
+  bench["carried_rows"] = {{"count", -2}};
+  EXPECT_EQ(cudal1::carried_rows_note(bench), "");
 }

@@ -212,9 +212,11 @@ std::string rows_section(const json& bench, const std::vector<std::string>& base
     std::string names;
     for (auto& f : bench_flags(row)) names += (names.empty() ? "" : ", ") + truncate_utf8(f.name, 60);
     out += td(text(names, 300));
-    // Where the figure came from (a resumed run's rows were measured before it), and why noise shrank it.
+    // Where the figure came from (a resumed run's rows were measured before it, a carried row by
+    // an earlier run on another machine), and why noise shrank it.
     const json* stored = row.is_object() && row.contains("from_store") ? &row["from_store"] : nullptr;
-    out += td(stored && stored->is_boolean() ? (stored->get<bool>() ? "store" : "run") : "");
+    if (std::string file = bench_text(row, "carried_from"); !file.empty()) out += "<td title=\"" + text(file, 300) + "\">file</td>";
+    else out += td(stored && stored->is_boolean() ? (stored->get<bool>() ? "store" : "run") : "");
     out += td(text(bench_text(row, "note"), 300)) + "</tr>";
   }
   return out + "</tbody></table></div></section>";
