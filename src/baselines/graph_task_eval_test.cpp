@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 
@@ -258,5 +259,59 @@ TEST(GraphTaskEval, ATaskThatCannotBeCapturedIsNotGenerated) {
     }
   }
   EXPECT_FALSE(fs::exists(out / "level1" / "host_sync.py"));
+  fs::remove_all(suite);
+}
+
+// A suite verified over several machines: the enrich.jsonl one returns carries its verdicts to the
+// next run (--lines-from), on the CPU as well. A verdict is taken only for the same task and the
+// same generated file under the same protocol; the lines here stand for a GPU's, written by hand
+// from this run's own hashes and protocol.
+TEST(GraphTaskEval, EnrichTakesVerdictsCarriedFromAnotherMachine) {
+  fs::path suite = temp_dir("carried"), out = suite / "out", again = suite / "again";
+  const std::vector<std::string> names = {"relu_positive", "scale_add", "softmax_rows", "two_outputs"};
+  fs::create_directories(suite / "tasks");
+  for (auto& n : names) fs::copy_file(fixtures_dir() / "tasks" / (n + ".py"), suite / "tasks" / (n + ".py"));
+  const std::string enrich = std::string(CUDAL1_BINARY) + " enrich " + (suite / "tasks").string() + " --device cpu --no-store";
+  Command first = run(enrich + " --out " + out.string());
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  std::vector<json> lines = jsonl(out / "enrich.jsonl");
+  ASSERT_EQ(lines.size(), 4u);
+  std::ofstream carried(suite / "carried.jsonl");
+  for (auto& line : lines) {
+    ASSERT_EQ(line["candidate_sha256"], sha256_hex(read_file(out / line["file"].get<std::string>()))) << line.dump();
+    ASSERT_TRUE(line["protocol_key"].is_string()) << line.dump();
+    json verdict = line;
+    verdict["device_name"] = "NVIDIA H200";
+    verdict["flags"] = json::array();
+    verdict["status"] = "ok", verdict["accepted"] = true;
+    if (line["task"] == "softmax_rows")
+      verdict["status"] = "runtime_error", verdict["accepted"] = false,
+      verdict["error"] = "CUDA graph capture failed: operation not permitted when stream is capturing";
+    if (line["task"] == "two_outputs") verdict["candidate_sha256"] = std::string(64, '0');  // another generated file
+    carried << verdict.dump() << "\n";
+  }
+  carried << "\n" << json{{"task", "scale_add"}, {"generated", false}}.dump() << "\n";  // no verdict: never taken
+  carried.close();
+
+  Command second = run(enrich + " --out " + again.string() + " --lines-from " + (suite / "carried.jsonl").string() + " --json");
+  ASSERT_EQ(second.exit_code, 0) << second.out;
+  EXPECT_EQ(json::parse(second.out)["generated"], 2);
+  std::map<std::string, json> rows;
+  for (auto& row : jsonl(again / "enrich.jsonl")) rows[row["task"]] = row;
+  for (const std::string name : {"relu_positive", "scale_add"}) {
+    EXPECT_TRUE(rows[name]["generated"].get<bool>()) << rows[name].dump();
+    EXPECT_EQ(rows[name]["carried_from"], (suite / "carried.jsonl").string());
+    EXPECT_TRUE(fs::exists(again / (name + ".py"))) << name;  // verified elsewhere: among the verified files
+  }
+  EXPECT_FALSE(rows["softmax_rows"]["generated"].get<bool>());
+  EXPECT_EQ(rows["softmax_rows"]["reason"].get<std::string>().rfind("CUDA graph capture failed", 0), 0u) << rows["softmax_rows"].dump();
+  EXPECT_FALSE(fs::exists(again / "softmax_rows.py"));
+  EXPECT_FALSE(rows["two_outputs"].contains("carried_from")) << rows["two_outputs"].dump();
+  EXPECT_NE(rows["two_outputs"]["reason"].get<std::string>().find("CUDA graphs need a CUDA device"), std::string::npos);
+
+  std::ofstream(suite / "broken.jsonl") << "{\"task\": 1}\nnot json\n";
+  Command bad = run(enrich + " --out " + again.string() + " --lines-from " + (suite / "broken.jsonl").string(), true);
+  EXPECT_EQ(bad.exit_code, 3) << bad.out;
+  EXPECT_NE(bad.out.find("line 2 is not a JSON object"), std::string::npos) << bad.out;
   fs::remove_all(suite);
 }

@@ -17,6 +17,7 @@
 #include "baselines/graph_task.h"
 #include "cli/commands.h"
 #include "cli/device_option.h"
+#include "cli/enrich_carried_lines.h"
 #include "cli/queue_setup.h"
 #include "core/error.h"
 #include "core/hash.h"
@@ -38,6 +39,7 @@ constexpr const char* kNeedsCuda = "CUDA graphs need a CUDA device (--device cpu
 
 struct EnrichArgs {
   std::string suite, out, device = "cuda", jsonl, db, python;
+  std::vector<std::string> lines_from;
   std::size_t limit = 0;
   int gpus = 0, lanes = 4;
   double memory_budget_gb = 0;
@@ -55,6 +57,7 @@ struct EnrichTask {
   std::string reason, detail;  // when not generated: a short reason to group by, and the full story
   std::optional<EvalResult> result;
   bool from_store = false;
+  std::string carried_from;  // the earlier enrich.jsonl its verdict was taken from (--lines-from)
 };
 
 EnrichTask suite_task(std::string name, fs::path rel, fs::path path) {
@@ -118,9 +121,13 @@ std::string rejection_reason(const EvalResult& r) {
   return std::string("not accepted: ") + status_name(r.status) + (blocking.empty() ? "" : " (" + blocking + ")");
 }
 
-json task_line(const EnrichTask& t, const std::string& device) {
+// One line of enrich.jsonl. With the generated file's hash and the protocol, a later run on
+// another machine takes its verdict again (cli/enrich_carried_lines.h).
+json task_line(const EnrichTask& t, const std::string& device, const std::string& protocol_key) {
   json j = {{"task", t.name}, {"task_sha256", t.sha256}, {"device", device}, {"generated", t.generated},
             {"file", t.code.empty() ? json(nullptr) : json(((t.generated ? fs::path() : fs::path("_failed")) / t.rel).generic_string())}};
+  if (!t.code.empty()) j["candidate_sha256"] = sha256_hex(t.code), j["protocol_key"] = protocol_key;
+  if (!t.carried_from.empty()) j["carried_from"] = t.carried_from;
   if (!t.generated) {
     j["reason"] = t.reason;
     j["detail"] = t.detail;
@@ -132,8 +139,9 @@ json task_line(const EnrichTask& t, const std::string& device) {
     j["accepted"] = t.result->accepted;
     j["error"] = t.result->error;
     j["flags"] = flags;
-    j["candidate_sha256"] = t.result->candidate_hash;
     j["from_store"] = t.from_store;
+    const json& card = t.result->provenance.is_object() ? t.result->provenance.value("device_name", json()) : json();
+    if (card.is_string()) j["device_name"] = card;
   }
   return j;
 }
@@ -169,6 +177,8 @@ void run_enrich(const EnrichArgs& a) {
     tasks = suite_tasks(a.suite);
   }
   if (a.limit && tasks.size() > a.limit) tasks.resize(a.limit);
+  std::vector<CarriedEnrichLines> carried;  // read before anything is written: a bad file stops the run first
+  for (auto& f : a.lines_from) carried.push_back(read_carried_enrich_lines(f));
   std::error_code ec;
   if (fs::create_directories(out, ec); ec)
     throw Error(ErrorKind::input, "cannot create " + out.string() + ": " + ec.message(), "check the path of --out");
@@ -188,30 +198,13 @@ void run_enrich(const EnrichArgs& a) {
     }
     write_text(out / "_failed" / t.rel, t.code);
     fs::remove(out / t.rel, ec);  // a verified file from an earlier run: this run decides again
-    if (cpu) {
-      t.reason = kNeedsCuda;
-      t.detail = "verifying on the CPU would only exercise ModelNew's eager fallback";
-    }
   }
-  if (cpu)
-    std::cerr << "cudal1 enrich: " << kNeedsCuda << ". Nothing is verified on the CPU: ModelNew would fall back to the "
-                 "eager Model and pass, which proves nothing about its graphs. The files are written to "
-              << (out / "_failed").string() << " for inspection; run with --device cuda on a GPU machine to verify them.\n";
-
-  std::ofstream lines(out / "enrich.jsonl", std::ios::trunc);
-  if (!lines) throw Error(ErrorKind::input, "cannot write " + (out / "enrich.jsonl").string(), "check that --out names a writable folder");
-  auto finish = [&](EnrichTask& t) { lines << task_line(t, a.device).dump() << "\n" << std::flush; };
-
-  std::vector<std::size_t> pending;  // indices of tasks the evaluator still has to verify
-  for (std::size_t i = 0; i < tasks.size(); ++i)
-    if (tasks[i].reason.empty()) pending.push_back(i);
-    else finish(tasks[i]);
 
   std::unique_ptr<Store> store = cpu ? nullptr : open_store(a.db, a.no_store);
   // The strict graph code raises where it would fall back to eager, so acceptance means the
   // graphs were replayed; stored under a key of its own, apart from plain evaluations of the file.
   EvalOptions base;
-  if (!pending.empty()) base.extra_env[kGraphStrictEnv] = "1";
+  base.extra_env[kGraphStrictEnv] = "1";
   base.device = a.device;
   base.python = a.python;
   base.timing = false;
@@ -219,6 +212,15 @@ void run_enrich(const EnrichArgs& a) {
   base.task_facts = store_task_facts(store.get());
   if (store) base.protect_files = store->private_files();
   std::string key = base.protocol_key() + ";enrich=" + kGraphTaskVersion + ";strict";
+
+  std::ofstream lines(out / "enrich.jsonl", std::ios::trunc);
+  if (!lines) throw Error(ErrorKind::input, "cannot write " + (out / "enrich.jsonl").string(), "check that --out names a writable folder");
+  auto finish = [&](EnrichTask& t) { lines << task_line(t, a.device, key).dump() << "\n" << std::flush; };
+
+  std::vector<std::size_t> pending;  // indices of tasks the evaluator still has to verify
+  for (std::size_t i = 0; i < tasks.size(); ++i)
+    if (tasks[i].reason.empty()) pending.push_back(i);
+    else finish(tasks[i]);
 
   auto settle = [&](EnrichTask& t, const EvalResult& r) {
     t.result = r;
@@ -238,17 +240,36 @@ void run_enrich(const EnrichArgs& a) {
     finish(t);
   };
 
+  // A verdict already had (the store's, then one carried from an earlier machine's enrich.jsonl,
+  // which counts on the CPU too); else a job for the GPU.
   std::vector<QueueJob> jobs;
   std::vector<std::size_t> job_task;
+  std::size_t needs_cuda = 0;
   for (std::size_t i : pending) {
     EnrichTask& t = tasks[i];
     fs::path file = out / "_failed" / t.rel;
+    const std::string code_sha = sha256_hex(t.code);
     if (store && !a.force)
-      if (auto hit = store->find(t.sha256, sha256_hex(t.code), key, a.device)) {
+      if (auto hit = store->find(t.sha256, code_sha, key, a.device)) {
         t.from_store = true;
         settle(t, *hit);
         continue;
       }
+    std::optional<EvalResult> carried_verdict;
+    for (auto& c : carried)
+      if (!a.force && !carried_verdict)
+        if ((carried_verdict = find_carried_verdict(c, t.sha256, code_sha, key))) t.carried_from = c.file;
+    if (carried_verdict) {
+      settle(t, *carried_verdict);
+      continue;
+    }
+    if (cpu) {
+      t.reason = kNeedsCuda;
+      t.detail = "verifying on the CPU would only exercise ModelNew's eager fallback";
+      ++needs_cuda;
+      finish(t);
+      continue;
+    }
     QueueJob j;
     j.id = t.name;
     j.options = base;
@@ -258,6 +279,10 @@ void run_enrich(const EnrichArgs& a) {
     job_task.push_back(i);
   }
 
+  if (needs_cuda)
+    std::cerr << "cudal1 enrich: " << kNeedsCuda << ". Nothing is verified on the CPU: ModelNew would fall back to the "
+                 "eager Model and pass, which proves nothing about its graphs. The files are written to "
+              << (out / "_failed").string() << " for inspection; run with --device cuda on a GPU machine to verify them.\n";
   if (!jobs.empty()) {
     QueueConfig config;
     config.devices = lanes;
@@ -291,7 +316,7 @@ void run_enrich(const EnrichArgs& a) {
   json rows = json::array();
   Table table({"task", "graph version", "status", "file or reason"});
   for (auto& t : tasks) {
-    rows.push_back(task_line(t, a.device));
+    rows.push_back(task_line(t, a.device, key));
     generated += t.generated;
     if (!t.generated) reasons[t.reason]++;
     table.add_row({t.name, t.generated ? "verified" : "not generated", t.result ? status_name(t.result->status) : "-",
@@ -331,7 +356,10 @@ void register_enrich(CLI::App& app) {
   add_eval_memory_option(*cmd, args->memory_budget_gb);
   cmd->add_option("--jsonl", args->jsonl, "a CUDA-L1 JSON-lines file: each row's ref_code is a task");
   cmd->add_option("--limit", args->limit, "only the first N tasks");
-  cmd->add_flag("--force", args->force, "verify again even when the store has the file's verdict");
+  cmd->add_option("--lines-from", args->lines_from, "take the verdicts of an earlier run's enrich.jsonl (another machine's) "
+                                                    "for the same task and generated file under the same protocol "
+                                                    "instead of verifying again; also on the CPU; repeatable")->check(CLI::ExistingFile);
+  cmd->add_flag("--force", args->force, "verify again even when the store (or --lines-from) has the file's verdict");
   cmd->add_option("--db", args->db, "SQLite store (default $CUDAL1_DB or ~/.cache/cudal1/results.db)");
   cmd->add_flag("--no-store", args->no_store, "neither read nor write the store");
   cmd->add_option("--python", args->python, "Python interpreter with torch");
