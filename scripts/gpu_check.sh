@@ -259,13 +259,19 @@ if has audit; then
     echo "report from the store: exit $?" >>"$out/bench_cuda_l1.txt"
     scripts/snapshot_store.sh "$scratch/bench_state" "$out/bench_state.tgz"  # with the ceilings that report measured
   fi
+  # Every verdict so far (this store's and those carried in) as the bench JSON, which the next
+  # machine takes as BENCH_ROWS_FROM: the store goes with this one.
+  "$bin/cudal1" bench --jsonl "$BENCH_JSONL" --limit "${BENCH_LIMIT:-20}" --device cuda --stored-only --no-sol \
+    ${BENCH_ROWS_FROM:+--rows-from "$BENCH_ROWS_FROM"} --db "$scratch/bench_state/results.db" --work "$scratch/bench_work" \
+    --json >"$out/bench_rows.json" 2>>"$out/bench_progress.txt" || echo "bench_rows.json: exit $?" >>"$out/bench_cuda_l1.txt"
 fi
 
 # 4g. CUDA graph versions of a CUDA-L1 file's tasks, each verified (stage enrich; ENRICH_JSONL,
 # ENRICH_LIMIT; resumable: run again with the same OUT to go on).
 # ENRICH_DEADLINE (seconds) stops it gently, as BENCH_DEADLINE does (ENRICH_GRACE, default 150);
 # the tally then counts what was verified so far. Its folder and store come back as enrich.tgz,
-# copied every minute meanwhile.
+# copied every minute meanwhile, and its enrich.jsonl beside it, which the next machine takes as
+# ENRICH_LINES_FROM (verdicts carried without the store).
 if has enrich; then
   # ENRICH_RESTORE: an earlier call's enrich.tgz (from a machine since given back) to go on from.
   # The store lives in the output folder, its key beside it, so the tarball holds both.
@@ -275,8 +281,10 @@ if has enrich; then
   snapshots=$!
   ${ENRICH_DEADLINE:+timeout -s INT -k "${ENRICH_GRACE:-150}" "$(until_deadline "$ENRICH_DEADLINE")"} "$bin/cudal1" enrich --jsonl "${ENRICH_JSONL:?set ENRICH_JSONL}" \
     --out "$scratch/enrich" --device cuda --lanes "${ENRICH_LANES:-6}" --db "$scratch/enrich/enrich.db" \
-    ${ENRICH_LIMIT:+--limit "$ENRICH_LIMIT"} >"$out/enrich_table.txt" 2>"$out/enrich_progress.txt"
+    ${ENRICH_LIMIT:+--limit "$ENRICH_LIMIT"} ${ENRICH_LINES_FROM:+--lines-from "$ENRICH_LINES_FROM"} \
+    >"$out/enrich_table.txt" 2>"$out/enrich_progress.txt"
   python3 bench/enrich_tally.py "$scratch/enrich/enrich.jsonl" >"$out/enrich.txt" 2>&1
+  cp "$scratch/enrich/enrich.jsonl" "$out/enrich.jsonl"
   kill "$snapshots" 2>/dev/null; wait "$snapshots" 2>/dev/null
   scripts/snapshot_store.sh "$scratch/enrich" "$out/enrich.tgz"
 fi
