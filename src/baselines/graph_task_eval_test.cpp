@@ -264,50 +264,64 @@ TEST(GraphTaskEval, ATaskThatCannotBeCapturedIsNotGenerated) {
 
 // A suite verified over several machines: the enrich.jsonl one returns carries its verdicts to the
 // next run (--lines-from), on the CPU as well. A verdict is taken only for the same task and the
-// same generated file under the same protocol; the lines here stand for a GPU's, written by hand
-// from this run's own hashes and protocol.
+// same generated file under the same protocol, from a CUDA device, and never a machine's failure;
+// the lines here stand for a GPU's, written by hand from this run's own hashes and protocol.
 TEST(GraphTaskEval, EnrichTakesVerdictsCarriedFromAnotherMachine) {
   fs::path suite = temp_dir("carried"), out = suite / "out", again = suite / "again";
-  const std::vector<std::string> names = {"relu_positive", "scale_add", "softmax_rows", "two_outputs"};
+  const std::vector<std::string> names = {"relu_positive", "scale_add", "softmax_rows", "two_outputs",
+                                          "gemm_relu", "row_loop_norm", "zero_scale_large"};
   fs::create_directories(suite / "tasks");
   for (auto& n : names) fs::copy_file(fixtures_dir() / "tasks" / (n + ".py"), suite / "tasks" / (n + ".py"));
   const std::string enrich = std::string(CUDAL1_BINARY) + " enrich " + (suite / "tasks").string() + " --device cpu --no-store";
   Command first = run(enrich + " --out " + out.string());
   ASSERT_EQ(first.exit_code, 0) << first.out;
   std::vector<json> lines = jsonl(out / "enrich.jsonl");
-  ASSERT_EQ(lines.size(), 4u);
+  ASSERT_EQ(lines.size(), names.size());
   std::ofstream carried(suite / "carried.jsonl");
   for (auto& line : lines) {
     ASSERT_EQ(line["candidate_sha256"], sha256_hex(read_file(out / line["file"].get<std::string>()))) << line.dump();
-    ASSERT_TRUE(line["protocol_key"].is_string()) << line.dump();
+    // The key the GPU's verification is stored under: strict graphs, nothing timed.
+    const std::string key = line["protocol_key"];
+    EXPECT_NE(key.find(";timing=off"), std::string::npos) << key;
+    EXPECT_NE(key.find(";env:CUDA_GRAPH_STRICT=1;enrich=graph-task/"), std::string::npos) << key;
+    EXPECT_TRUE(key.ends_with(";strict")) << key;
     json verdict = line;
-    verdict["device_name"] = "NVIDIA H200";
+    verdict["device"] = "cuda", verdict["device_name"] = "NVIDIA H200";
     verdict["flags"] = json::array();
     verdict["status"] = "ok", verdict["accepted"] = true;
-    if (line["task"] == "softmax_rows")
+    const std::string task = line["task"];
+    if (task == "softmax_rows")
       verdict["status"] = "runtime_error", verdict["accepted"] = false,
       verdict["error"] = "CUDA graph capture failed: operation not permitted when stream is capturing";
-    if (line["task"] == "two_outputs") verdict["candidate_sha256"] = std::string(64, '0');  // another generated file
+    if (task == "two_outputs") verdict["candidate_sha256"] = std::string(64, '0');  // another generated file
+    if (task == "gemm_relu") verdict["status"] = "crash", verdict["accepted"] = false,
+                             verdict["infrastructure"] = {{"cause", "out_of_memory"}};  // the machine's failure
+    if (task == "row_loop_norm") verdict["protocol_key"] = key + ";buckets=3";                  // another protocol
+    if (task == "zero_scale_large") verdict["device"] = "cpu";                                  // not verified on a GPU
     carried << verdict.dump() << "\n";
   }
   carried << "\n" << json{{"task", "scale_add"}, {"generated", false}}.dump() << "\n";  // no verdict: never taken
   carried.close();
 
-  Command second = run(enrich + " --out " + again.string() + " --lines-from " + (suite / "carried.jsonl").string() + " --json");
+  Command second = run(enrich + " --out " + again.string() + " --lines-from " + (suite / "carried.jsonl").string() + " --json", true);
   ASSERT_EQ(second.exit_code, 0) << second.out;
-  EXPECT_EQ(json::parse(second.out)["generated"], 2);
+  EXPECT_NE(second.out.find("8 lines, 5 with a verdict from a CUDA device, 3 taken"), std::string::npos) << second.out;
   std::map<std::string, json> rows;
   for (auto& row : jsonl(again / "enrich.jsonl")) rows[row["task"]] = row;
   for (const std::string name : {"relu_positive", "scale_add"}) {
     EXPECT_TRUE(rows[name]["generated"].get<bool>()) << rows[name].dump();
     EXPECT_EQ(rows[name]["carried_from"], (suite / "carried.jsonl").string());
+    EXPECT_EQ(rows[name]["device"], "cuda") << rows[name].dump();  // where it was verified, not this run's cpu
+    EXPECT_EQ(rows[name]["device_name"], "NVIDIA H200") << rows[name].dump();
     EXPECT_TRUE(fs::exists(again / (name + ".py"))) << name;  // verified elsewhere: among the verified files
   }
   EXPECT_FALSE(rows["softmax_rows"]["generated"].get<bool>());
   EXPECT_EQ(rows["softmax_rows"]["reason"].get<std::string>().rfind("CUDA graph capture failed", 0), 0u) << rows["softmax_rows"].dump();
   EXPECT_FALSE(fs::exists(again / "softmax_rows.py"));
-  EXPECT_FALSE(rows["two_outputs"].contains("carried_from")) << rows["two_outputs"].dump();
-  EXPECT_NE(rows["two_outputs"]["reason"].get<std::string>().find("CUDA graphs need a CUDA device"), std::string::npos);
+  for (const std::string name : {"two_outputs", "gemm_relu", "row_loop_norm", "zero_scale_large"}) {
+    EXPECT_FALSE(rows[name].contains("carried_from")) << rows[name].dump();
+    EXPECT_NE(rows[name]["reason"].get<std::string>().find("CUDA graphs need a CUDA device"), std::string::npos) << name;
+  }
 
   std::ofstream(suite / "broken.jsonl") << "{\"task\": 1}\nnot json\n";
   Command bad = run(enrich + " --out " + again.string() + " --lines-from " + (suite / "broken.jsonl").string(), true);

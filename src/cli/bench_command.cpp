@@ -50,14 +50,21 @@ struct JobHashes {
 
 // A job's row of the bench JSON (report/bench_report.h), from its result or its error.
 // not_scored: why the row has neither (a stop, --stored-only); such a row is outside the statistics.
-json bench_row(const QueueJob& job, const JobHashes& hashes, const std::optional<EvalResult>& r,
-               const std::string& error, const std::string& not_scored) {
-  json row = {{"task", job.id}, {"level", job.meta.value("level", 0)},
-              {"task_hash", hashes.task}, {"candidate_hash", hashes.candidate}};
+// What a row says of its job, whoever scored it: name, level, the files' hashes, the set's claims.
+json job_fields(const QueueJob& job, const JobHashes& hashes, json row = json::object()) {
+  row["task"] = job.id, row["level"] = job.meta.value("level", 0);
+  row["task_hash"] = hashes.task, row["candidate_hash"] = hashes.candidate;
+  row.erase("claimed"), row.erase("claimed_speedup");
   if (const json c = job.meta.value("claimed", json::object()); !c.empty()) {
     row["claimed"] = c;
     if (c.contains("eager")) row["claimed_speedup"] = c["eager"];
   }
+  return row;
+}
+
+json bench_row(const QueueJob& job, const JobHashes& hashes, const std::optional<EvalResult>& r,
+               const std::string& error, const std::string& not_scored) {
+  json row = job_fields(job, hashes);
   if (!r && !not_scored.empty()) {
     row["status"] = "not_scored";
     row["accepted"] = false;
@@ -75,6 +82,8 @@ json bench_row(const QueueJob& job, const JobHashes& hashes, const std::optional
   if (!r->error.empty()) row["error"] = truncate_utf8(r->error, 600);  // the whole one stays in the store
   row["from_store"] = r->from_store;  // a resumed run's rows were measured before it
   row["provenance"] = r->provenance;  // with the protocol a later run takes the row again under (--rows-from)
+  row["provenance"].erase("host");  // a lent machine's name says nothing of the figures
+  if (r->infrastructure_failure()) row["infrastructure"] = r->infrastructure;  // no verdict: never carried
   if (r->provenance.contains("device_name") && r->provenance["device_name"].is_string())
     row["device_name"] = r->provenance["device_name"];  // a resumed run may hold several cards' rows
   if (std::string note = noise_note(*r); !note.empty()) row["note"] = note;
@@ -125,6 +134,7 @@ std::vector<std::string> bench_devices(const BenchArgs& a, Store& store) {
   std::vector<std::string> cuda;
   for (auto& d : store.devices())
     if (d.starts_with("cuda")) cuda.push_back(d);
+  if (cuda.empty() && !a.rows_from.empty()) return {"cuda"};  // every row from the files, if any
   if (cuda.empty())
     throw Error(ErrorKind::input, "the store " + store.path().string() + " holds no result measured on a CUDA device",
                 "name the store that the GPU run wrote (--db), or the device its results were measured on (--device)");
@@ -185,18 +195,22 @@ void run_bench(const BenchArgs& a) {
   std::vector<QueueJob> pending;
   std::vector<std::size_t> pending_index;
   std::size_t stored = 0, taken = 0;
+  std::vector<std::size_t> taken_from(carried_files.size());
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     hashes[i] = {sha256_hex(read_file(jobs[i].options.task_path)), sha256_hex(read_file(jobs[i].options.candidate_path))};
     const std::string protocol = jobs[i].options.protocol_key();
     if (!a.force) {
       for (auto& d : config.devices)
         if (!results[i]) results[i] = store->find(hashes[i].task, hashes[i].candidate, protocol, d);
-      for (auto& f : carried_files)
-        if (!results[i] && !carried[i]) carried[i] = find_carried_row(f, hashes[i].task, hashes[i].candidate, protocol);
+      for (std::size_t f = 0; f < carried_files.size() && !results[i] && !carried[i]; ++f)
+        if ((carried[i] = find_carried_row(carried_files[f], hashes[i].task, hashes[i].candidate, protocol, config.devices.front())))
+          carried[i] = job_fields(jobs[i], hashes[i], *carried[i]), ++taken_from[f];
     }
     stored += results[i].has_value(), taken += carried[i].has_value();
     if (!results[i] && !carried[i]) pending.push_back(jobs[i]), pending_index.push_back(i);
   }
+  for (std::size_t f = 0; f < carried_files.size(); ++f)
+    std::fprintf(stderr, "%s\n", carried_rows_tally(carried_files[f], taken_from[f]).c_str());
   if (pending.size() < jobs.size() || a.stored_only)
     std::fprintf(stderr, "%zu of %zu already scored in %s%s; %s the other %zu\n", stored, jobs.size(), store->path().c_str(),
                  taken ? (", " + std::to_string(taken) + " taken from --rows-from").c_str() : "",

@@ -441,6 +441,16 @@ TEST(Cli, BenchCarriesScoredRowsToARunWithAnotherStore) {
     EXPECT_EQ(row, before);  // as the earlier run wrote it
   }
   EXPECT_NE(cudal1::read_file(dir / "next.md").find("2 rows were taken"), std::string::npos);
+  EXPECT_NE(carried.err.find("earlier.json: 2 rows, 2 with a verdict that can be carried, 2 taken"), std::string::npos)
+      << carried.err;
+  // The CPU's figures never answer for a GPU: on a store without results, every row is left unscored.
+  CliRun on_cuda = run_cli("bench --folder " + (dir / "kernels").string() + " --suite " + (dir / "suite").string() +
+                           " --device cuda --stored-only --no-sol --json --db " + (dir / "next.db").string() +
+                           " --rows-from " + (dir / "earlier.json").string());
+  ASSERT_EQ(on_cuda.exit_code, 0) << on_cuda.err;
+  EXPECT_NE(on_cuda.err.find("2 with a verdict that can be carried, 0 taken"), std::string::npos) << on_cuda.err;
+  const json on_cuda_bench = only_json(on_cuda.out);
+  for (auto& row : on_cuda_bench["rows"]) EXPECT_EQ(row["status"], "not_scored") << row.dump();
 
   // One kernel changed: its row is not the file's any more, so it is scored; the other is still carried.
   std::ofstream(dir / "kernels" / "level1" / "scale_add.py", std::ios::app) << "\n# changed\n";
@@ -454,6 +464,12 @@ TEST(Cli, BenchCarriesScoredRowsToARunWithAnotherStore) {
   EXPECT_EQ(rows["level1/scale_add"]["status"], "ok");
   EXPECT_FALSE(rows["level1/scale_add"]["from_store"].get<bool>());  // measured by this run
   EXPECT_TRUE(rows["level1/softmax_rows"].contains("carried_from"));
+  // --force scores everything again: the file answers for nothing.
+  CliRun forced = run_cli(next + " --force");
+  ASSERT_EQ(forced.exit_code, 0) << forced.err;
+  EXPECT_NE(forced.err.find("0 taken"), std::string::npos) << forced.err;
+  const json forced_bench = only_json(forced.out);
+  for (auto& r : forced_bench["rows"]) EXPECT_FALSE(r.contains("carried_from")) << r.dump();
 
   std::ofstream(dir / "not_bench.json") << "[1, 2]";
   CliRun bad = run_cli(set + " --db " + (dir / "next.db").string() + " --rows-from " + (dir / "not_bench.json").string());

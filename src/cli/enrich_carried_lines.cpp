@@ -20,11 +20,14 @@ std::string line_key(const std::string& task, const std::string& candidate, cons
   return task + "\n" + candidate + "\n" + protocol;
 }
 
-// The line's verdict, or nullopt when it has none (or names a status this cudal1 does not know).
+// The line's verdict, or nullopt when it has none: no status, one this cudal1 does not know, a
+// machine's failure rather than the file's (`infrastructure`), or not measured on a CUDA device.
 std::optional<EvalResult> verdict(const json& line) {
   const std::string status = string_at(line, "status");
   auto accepted = line.find("accepted");
   if (status.empty() || accepted == line.end() || !accepted->is_boolean()) return std::nullopt;
+  if (line.contains("infrastructure") && !line["infrastructure"].is_null()) return std::nullopt;
+  if (!string_at(line, "device").starts_with("cuda")) return std::nullopt;
   EvalResult r;
   try {
     r.status = status_from_name(status);
@@ -35,6 +38,8 @@ std::optional<EvalResult> verdict(const json& line) {
   r.error = string_at(line, "error");
   r.task_hash = string_at(line, "task_sha256");
   r.candidate_hash = string_at(line, "candidate_sha256");
+  r.provenance = {{"device", string_at(line, "device")}};  // where it was verified, which the line keeps
+  if (std::string card = string_at(line, "device_name"); !card.empty()) r.provenance["device_name"] = card;
   for (const json& f : line.value("flags", json::array())) {
     if (!f.is_object()) continue;
     const std::string severity = string_at(f, "severity");
@@ -68,6 +73,12 @@ CarriedEnrichLines read_carried_enrich_lines(const std::filesystem::path& file) 
     carried.by_key[line_key(task, candidate, protocol)] = std::move(line);
   }
   return carried;
+}
+
+std::string carried_lines_tally(const CarriedEnrichLines& carried, std::size_t taken) {
+  return carried.file + ": " + std::to_string(carried.lines) + " lines, " + std::to_string(carried.lines - carried.unusable) +
+         " with a verdict from a CUDA device, " + std::to_string(taken) +
+         " taken (the others are for other tasks, other generated files or another protocol)";
 }
 
 std::optional<EvalResult> find_carried_verdict(const CarriedEnrichLines& carried, const std::string& task_sha256,

@@ -7,7 +7,8 @@
 // SHA-256 of their sources, and the verification protocol, so a verdict is taken again only for
 // the same task and the same generated file under the same protocol (a new graph generator writes
 // another file, which is verified afresh). Lines without a verdict (not generated, not decided,
-// an evaluation that did not run) are never taken. The file is not sealed as the store is: its
+// an evaluation that did not run, a machine's failure, a line not measured on a CUDA device) are
+// never taken. The file is not sealed as the store is: its
 // verdicts are what whoever names it vouches for, and each line taken says carried_from.
 #pragma once
 
@@ -29,12 +30,16 @@ struct CarriedEnrichLines {
   std::size_t lines = 0, unusable = 0;           // lines read; of them, lines without a verdict
 };
 
+// One line for stderr per file: how many lines it had, how many had a verdict, how many were taken.
+std::string carried_lines_tally(const CarriedEnrichLines& carried, std::size_t taken);
+
 // Reads FILE, an enrich.jsonl. A later line for the same key replaces an earlier one. Throws
 // Error(input) saying what to do when the file cannot be read or a line is not a JSON object.
 CarriedEnrichLines read_carried_enrich_lines(const std::filesystem::path& file);
 
-// The verdict for these sources under this protocol: status, accepted, error, flags and hashes as
-// the line gives them (from_store false); nullopt when the file has none.
+// The verdict for these sources under this protocol: status, accepted, error, flags, hashes and
+// the device and card it was verified on (provenance) as the line gives them; nullopt when the
+// file has none.
 std::optional<EvalResult> find_carried_verdict(const CarriedEnrichLines& carried, const std::string& task_sha256,
                                                const std::string& candidate_sha256, const std::string& protocol_key);
 

@@ -140,6 +140,9 @@ json task_line(const EnrichTask& t, const std::string& device, const std::string
     j["error"] = t.result->error;
     j["flags"] = flags;
     j["from_store"] = t.from_store;
+    if (t.result->infrastructure_failure()) j["infrastructure"] = t.result->infrastructure;  // no verdict: never carried
+    const json& verified_on = t.result->provenance.is_object() ? t.result->provenance.value("device", json()) : json();
+    if (!t.carried_from.empty() && verified_on.is_string()) j["device"] = verified_on;  // not this run's device
     const json& card = t.result->provenance.is_object() ? t.result->provenance.value("device_name", json()) : json();
     if (card.is_string()) j["device_name"] = card;
   }
@@ -245,6 +248,7 @@ void run_enrich(const EnrichArgs& a) {
   std::vector<QueueJob> jobs;
   std::vector<std::size_t> job_task;
   std::size_t needs_cuda = 0;
+  std::vector<std::size_t> taken(carried.size());
   for (std::size_t i : pending) {
     EnrichTask& t = tasks[i];
     fs::path file = out / "_failed" / t.rel;
@@ -256,9 +260,8 @@ void run_enrich(const EnrichArgs& a) {
         continue;
       }
     std::optional<EvalResult> carried_verdict;
-    for (auto& c : carried)
-      if (!a.force && !carried_verdict)
-        if ((carried_verdict = find_carried_verdict(c, t.sha256, code_sha, key))) t.carried_from = c.file;
+    for (std::size_t c = 0; c < carried.size() && !a.force && !carried_verdict; ++c)
+      if ((carried_verdict = find_carried_verdict(carried[c], t.sha256, code_sha, key))) t.carried_from = carried[c].file, ++taken[c];
     if (carried_verdict) {
       settle(t, *carried_verdict);
       continue;
@@ -279,6 +282,7 @@ void run_enrich(const EnrichArgs& a) {
     job_task.push_back(i);
   }
 
+  for (std::size_t c = 0; c < carried.size(); ++c) std::cerr << "cudal1 enrich: " << carried_lines_tally(carried[c], taken[c]) << "\n";
   if (needs_cuda)
     std::cerr << "cudal1 enrich: " << kNeedsCuda << ". Nothing is verified on the CPU: ModelNew would fall back to the "
                  "eager Model and pass, which proves nothing about its graphs. The files are written to "

@@ -18,22 +18,26 @@ std::string string_at(const json& object, const char* key) {
   return it != object.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
+std::string row_key(const std::string& task_hash, const std::string& candidate_hash, const std::string& protocol_key,
+                    const std::string& device_kind) {
+  return task_hash + "\n" + candidate_hash + "\n" + protocol_key + "\n" + device_kind;
+}
+
 // The key of a row that can be taken again, or "" when it cannot.
 std::string usable_key(const json& row) {
   const std::string status = string_at(row, "status");
   if (status.empty() || status == "not_scored" || status == "error") return "";
+  if (row.contains("infrastructure") && !row["infrastructure"].is_null()) return "";  // the machine's failure
   const std::string task = string_at(row, "task_hash"), candidate = string_at(row, "candidate_hash");
-  const std::string protocol = string_at(row.is_object() ? row.value("provenance", json::object()) : json(), "protocol_key");
-  if (task.empty() || candidate.empty() || protocol.empty()) return "";
-  return carried_row_key(task, candidate, protocol);
+  const json provenance = row.value("provenance", json::object());
+  const std::string protocol = string_at(provenance, "protocol_key"), device = string_at(provenance, "device");
+  if (task.empty() || candidate.empty() || protocol.empty() || device.empty()) return "";
+  return row_key(task, candidate, protocol, carried_device_kind(device));
 }
 
 }  // namespace
 
-std::string carried_row_key(const std::string& task_hash, const std::string& candidate_hash,
-                            const std::string& protocol_key) {
-  return task_hash + "\n" + candidate_hash + "\n" + protocol_key;
-}
+std::string carried_device_kind(const std::string& device) { return device.starts_with("cuda") ? "cuda" : device; }
 
 CarriedRows read_carried_rows(const std::filesystem::path& file) {
   const std::string hint = "name a file that `cudal1 bench --json` wrote (its standard output, saved)";
@@ -53,13 +57,21 @@ CarriedRows read_carried_rows(const std::filesystem::path& file) {
 }
 
 std::optional<json> find_carried_row(const CarriedRows& carried, const std::string& task_hash,
-                                     const std::string& candidate_hash, const std::string& protocol_key) {
-  auto it = carried.by_key.find(carried_row_key(task_hash, candidate_hash, protocol_key));
+                                     const std::string& candidate_hash, const std::string& protocol_key,
+                                     const std::string& device) {
+  auto it = carried.by_key.find(row_key(task_hash, candidate_hash, protocol_key, carried_device_kind(device)));
   if (it == carried.by_key.end()) return std::nullopt;
   json row = it->second;
   row["carried_from"] = carried.file;
   row.erase("from_store");  // where the earlier run found it says nothing of this one
+  row.erase("sol_fraction");  // against ceilings this run did not choose
   return row;
+}
+
+std::string carried_rows_tally(const CarriedRows& carried, std::size_t taken) {
+  return carried.file + ": " + std::to_string(carried.rows) + " rows, " + std::to_string(carried.rows - carried.unusable) +
+         " with a verdict that can be carried, " + std::to_string(taken) +
+         " taken (the others are for other files, another protocol or another kind of device)";
 }
 
 std::string carried_rows_note(const json& bench) {

@@ -465,33 +465,43 @@ TEST(BenchProvenance, EachCardsRowsAloneInTheirOwnTable) {
 }
 
 // A row of an earlier bench is taken again only for the same task and candidate files under the
-// same protocol, and only when it was scored: not_scored and evaluation errors are scored again,
-// and rows of an older cudal1 (no hashes, no protocol) never match.
-TEST(BenchCarriedRows, OnlyScoredRowsOfTheSameFilesAndProtocolAreTaken) {
+// same protocol on the same kind of device, and only when it was scored: not_scored, evaluation
+// errors and the machine's failures are scored again, and rows of an older cudal1 (no hashes, no
+// protocol, no device) never match.
+TEST(BenchCarriedRows, OnlyScoredRowsOfTheSameFilesProtocolAndDeviceKindAreTaken) {
   auto scored = [](const std::string& task, const std::string& status, const std::string& protocol) {
     json r = row("level1/" + task, 1, status, status == "ok", {{"eager", 1.5}});
     r["task_hash"] = "t-" + task, r["candidate_hash"] = "c-" + task;
-    r["provenance"] = {{"protocol_key", protocol}, {"device_name", "NVIDIA H200"}};
+    r["provenance"] = {{"protocol_key", protocol}, {"device", "cuda:0"}, {"device_name", "NVIDIA H200"}};
     r["from_store"] = true;
+    r["sol_fraction"] = 0.4;
     return r;
   };
+  json infra = scored("f", "crash", "p1");
+  infra["infrastructure"] = {{"cause", "out_of_memory"}};
+  json no_device = scored("g", "ok", "p1");
+  no_device["provenance"].erase("device");
   json bench = {{"rows", json::array({scored("a", "ok", "p1"), scored("b", "not_scored", "p1"), scored("c", "error", "p1"),
-                                      scored("d", "incorrect", "p1"), row("level1/e", 1, "ok", true), 7})}};
+                                      scored("d", "incorrect", "p1"), row("level1/e", 1, "ok", true), 7, infra, no_device})}};
   fs::path file = fs::temp_directory_path() / ("cudal1_carried_" + std::to_string(::getpid()) + ".json");
   std::ofstream(file) << bench.dump();
   cudal1::CarriedRows carried = cudal1::read_carried_rows(file);
-  EXPECT_EQ(carried.rows, 6u);
-  EXPECT_EQ(carried.unusable, 4u);  // b, c, e and the number
-  auto a = cudal1::find_carried_row(carried, "t-a", "c-a", "p1");
+  EXPECT_EQ(carried.rows, 8u);
+  EXPECT_EQ(carried.unusable, 6u);  // b, c, e, the number, the machine's failure, no device
+  auto a = cudal1::find_carried_row(carried, "t-a", "c-a", "p1", "cuda:1");  // another GPU of the kind
   ASSERT_TRUE(a.has_value());
   EXPECT_EQ((*a)["carried_from"], file.string());
   EXPECT_FALSE(a->contains("from_store"));
+  EXPECT_FALSE(a->contains("sol_fraction"));  // the run computes its own against its ceilings
   EXPECT_EQ((*a)["speedup"]["eager"], 1.5);
-  EXPECT_TRUE(cudal1::find_carried_row(carried, "t-d", "c-d", "p1").has_value());  // a verdict, even a failing one
-  EXPECT_FALSE(cudal1::find_carried_row(carried, "t-a", "c-a", "p2").has_value());  // another protocol
-  EXPECT_FALSE(cudal1::find_carried_row(carried, "t-a", "c-d", "p1").has_value());  // another candidate
-  EXPECT_FALSE(cudal1::find_carried_row(carried, "t-b", "c-b", "p1").has_value());
-  EXPECT_FALSE(cudal1::find_carried_row(carried, "t-c", "c-c", "p1").has_value());
+  EXPECT_TRUE(cudal1::find_carried_row(carried, "t-d", "c-d", "p1", "cuda").has_value());  // a verdict, even a failing one
+  EXPECT_FALSE(cudal1::find_carried_row(carried, "t-a", "c-a", "p1", "cpu").has_value());   // a GPU's figures for the CPU
+  EXPECT_FALSE(cudal1::find_carried_row(carried, "t-a", "c-a", "p2", "cuda:0").has_value());  // another protocol
+  EXPECT_FALSE(cudal1::find_carried_row(carried, "t-a", "c-d", "p1", "cuda:0").has_value());  // another candidate
+  for (const char* t : {"b", "c", "f", "g"})
+    EXPECT_FALSE(cudal1::find_carried_row(carried, std::string("t-") + t, std::string("c-") + t, "p1", "cuda:0").has_value()) << t;
+  EXPECT_NE(cudal1::carried_rows_tally(carried, 1).find(": 8 rows, 2 with a verdict that can be carried, 1 taken"), std::string::npos)
+      << cudal1::carried_rows_tally(carried, 1);
 
   std::ofstream(file) << "{\"rows\": 3}";
   try {
