@@ -48,8 +48,6 @@ struct JobHashes {
   std::string task, candidate;
 };
 
-// A job's row of the bench JSON (report/bench_report.h), from its result or its error.
-// not_scored: why the row has neither (a stop, --stored-only); such a row is outside the statistics.
 // What a row says of its job, whoever scored it: name, level, the files' hashes, the set's claims.
 json job_fields(const QueueJob& job, const JobHashes& hashes, json row = json::object()) {
   row["task"] = job.id, row["level"] = job.meta.value("level", 0);
@@ -62,6 +60,8 @@ json job_fields(const QueueJob& job, const JobHashes& hashes, json row = json::o
   return row;
 }
 
+// A job's row of the bench JSON (report/bench_report.h), from its result or its error.
+// not_scored: why the row has neither (a stop, --stored-only); such a row is outside the statistics.
 json bench_row(const QueueJob& job, const JobHashes& hashes, const std::optional<EvalResult>& r,
                const std::string& error, const std::string& not_scored) {
   json row = job_fields(job, hashes);
