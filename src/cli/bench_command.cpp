@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <numeric>
 #include <optional>
 
 #include "cli/commands.h"
@@ -194,7 +195,7 @@ void run_bench(const BenchArgs& a) {
   std::vector<std::string> errors(jobs.size());
   std::vector<QueueJob> pending;
   std::vector<std::size_t> pending_index;
-  std::size_t stored = 0, taken = 0;
+  std::size_t stored = 0;
   std::vector<std::size_t> taken_from(carried_files.size());
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     hashes[i] = {sha256_hex(read_file(jobs[i].options.task_path)), sha256_hex(read_file(jobs[i].options.candidate_path))};
@@ -206,11 +207,12 @@ void run_bench(const BenchArgs& a) {
         if ((carried[i] = find_carried_row(carried_files[f], hashes[i].task, hashes[i].candidate, protocol, config.devices.front())))
           carried[i] = job_fields(jobs[i], hashes[i], *carried[i]), ++taken_from[f];
     }
-    stored += results[i].has_value(), taken += carried[i].has_value();
+    stored += results[i].has_value();
     if (!results[i] && !carried[i]) pending.push_back(jobs[i]), pending_index.push_back(i);
   }
   for (std::size_t f = 0; f < carried_files.size(); ++f)
     std::fprintf(stderr, "%s\n", carried_rows_tally(carried_files[f], taken_from[f]).c_str());
+  const std::size_t taken = std::accumulate(taken_from.begin(), taken_from.end(), std::size_t(0));
   if (pending.size() < jobs.size() || a.stored_only)
     std::fprintf(stderr, "%zu of %zu already scored in %s%s; %s the other %zu\n", stored, jobs.size(), store->path().c_str(),
                  taken ? (", " + std::to_string(taken) + " taken from --rows-from").c_str() : "",

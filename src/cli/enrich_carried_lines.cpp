@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "evaluator/options.h"
 
 namespace cudal1 {
 
@@ -27,7 +28,7 @@ std::optional<EvalResult> verdict(const json& line) {
   auto accepted = line.find("accepted");
   if (status.empty() || accepted == line.end() || !accepted->is_boolean()) return std::nullopt;
   if (line.contains("infrastructure") && !line["infrastructure"].is_null()) return std::nullopt;
-  if (!string_at(line, "device").starts_with("cuda")) return std::nullopt;
+  if (!is_cuda_device(string_at(line, "device"))) return std::nullopt;
   EvalResult r;
   try {
     r.status = status_from_name(status);
@@ -66,11 +67,12 @@ CarriedEnrichLines read_carried_enrich_lines(const std::filesystem::path& file) 
     ++carried.lines;
     const std::string task = string_at(line, "task_sha256"), candidate = string_at(line, "candidate_sha256"),
                       protocol = string_at(line, "protocol_key");
-    if (task.empty() || candidate.empty() || protocol.empty() || !verdict(line)) {
+    std::optional<EvalResult> v = verdict(line);
+    if (task.empty() || candidate.empty() || protocol.empty() || !v) {
       ++carried.unusable;
       continue;
     }
-    carried.by_key[line_key(task, candidate, protocol)] = std::move(line);
+    carried.by_key[line_key(task, candidate, protocol)] = std::move(*v);
   }
   return carried;
 }
@@ -85,7 +87,7 @@ std::optional<EvalResult> find_carried_verdict(const CarriedEnrichLines& carried
                                                const std::string& candidate_sha256, const std::string& protocol_key) {
   auto it = carried.by_key.find(line_key(task_sha256, candidate_sha256, protocol_key));
   if (it == carried.by_key.end()) return std::nullopt;
-  return verdict(it->second);
+  return it->second;
 }
 
 }  // namespace cudal1

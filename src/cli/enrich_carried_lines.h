@@ -26,7 +26,7 @@ namespace cudal1 {
 
 struct CarriedEnrichLines {
   std::string file;  // as given: what carried_from says
-  std::map<std::string, nlohmann::json> by_key;  // task sha, file sha, protocol -> the line
+  std::map<std::string, EvalResult> by_key;      // task sha, file sha, protocol -> the line's verdict
   std::size_t lines = 0, unusable = 0;           // lines read; of them, lines without a verdict
 };
 

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "evaluator/options.h"
 
 namespace cudal1 {
 
@@ -37,7 +38,7 @@ std::string usable_key(const json& row) {
 
 }  // namespace
 
-std::string carried_device_kind(const std::string& device) { return device.starts_with("cuda") ? "cuda" : device; }
+std::string carried_device_kind(const std::string& device) { return is_cuda_device(device) ? "cuda" : device; }
 
 CarriedRows read_carried_rows(const std::filesystem::path& file) {
   const std::string hint = "name a file that `cudal1 bench --json` wrote (its standard output, saved)";
