@@ -72,6 +72,7 @@ WorkerReply Worker::request(const json& req, std::chrono::milliseconds timeout) 
 WorkerReply Worker::request(const json& req, std::chrono::milliseconds slice, const KeepWaiting& keep_waiting) {
   WorkerReply reply{WorkerReply::Kind::ok, {}, 0, 0, {}};
   auto delay_before = run_queue_delay_ms(process_->main_pid());
+  auto own_delay_before = this_thread_run_queue_delay_ms();
   auto start = std::chrono::steady_clock::now();
   auto frozen_at_start = member_ ? member_->frozen_for() : std::chrono::nanoseconds(0);
   auto waited = [&] {
@@ -90,7 +91,10 @@ WorkerReply Worker::request(const json& req, std::chrono::milliseconds slice, co
   reply.wall_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   auto delay_after = run_queue_delay_ms(process_->main_pid());
+  auto own_delay_after = this_thread_run_queue_delay_ms();
   if (delay_before && delay_after) reply.stalled_ms = std::max(0.0, *delay_after - *delay_before);
+  if (own_delay_before && own_delay_after) reply.stalled_ms += std::max(0.0, *own_delay_after - *own_delay_before);
+  reply.stalled_ms = std::min(reply.stalled_ms, reply.wall_ms);
 
   auto op = req.value("op", std::string("?"));
   switch (outcome) {

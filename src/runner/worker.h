@@ -43,7 +43,9 @@ struct WorkerReply {
   enum class Kind { ok, timeout, exited, output_flood, memory_exceeded, protocol_error } kind;
   json body;                 // the reply object when kind == ok
   double wall_ms = 0;        // the parent's clock over the whole round trip
-  double stalled_ms = 0;     // of that, the worker's main thread waiting for a CPU (kernel's count)
+  // Of that, time spent waiting for a CPU (kernel's count): the worker's main thread while it
+  // worked, and the calling thread before it sent or after the reply came (runner/cpu_wait.h).
+  double stalled_ms = 0;
   std::string detail;        // what went wrong, for a person, when kind != ok
 };
 
