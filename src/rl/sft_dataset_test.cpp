@@ -119,7 +119,9 @@ TEST(SftDataset, ContrastiveCopiesShowSlowerFilesAndTheFastestAsItsOwnAnswer) {
         }
         EXPECT_NE(c.prompt.find("# file " + shown), std::string::npos);
       }
-      if (!fastest) EXPECT_EQ(c.prompt.find("# file " + c.candidate_hash), std::string::npos);
+      if (!fastest) {
+        EXPECT_EQ(c.prompt.find("# file " + c.candidate_hash), std::string::npos);
+      }
     }
     EXPECT_EQ(answered, (std::set<std::string>{"f2", "f3", "k1"}));
     EXPECT_GT(fastest_shown_as_itself, 1);  // k1's only prompt, and f3's that drew it

@@ -68,7 +68,9 @@ TEST(Process, FrozenTimeDoesNotCountAgainstTheDeadline) {
     auto outcome = p.read_line(1000ms, line);
     resume.join();
     EXPECT_EQ(outcome, clock ? WaitOutcome::line : WaitOutcome::timeout);
-    if (clock) EXPECT_EQ(line, "late");
+    if (clock) {
+      EXPECT_EQ(line, "late");
+    }
   }
 }
 
