@@ -264,6 +264,8 @@ if has audit; then
   "$bin/cudal1" bench --jsonl "$BENCH_JSONL" --limit "${BENCH_LIMIT:-20}" --device cuda --stored-only --no-sol \
     ${BENCH_ROWS_FROM:+--rows-from "$BENCH_ROWS_FROM"} --db "$scratch/bench_state/results.db" --work "$scratch/bench_work" \
     --json >"$out/bench_rows.json" 2>>"$out/bench_progress.txt" || echo "bench_rows.json: exit $?" >>"$out/bench_cuda_l1.txt"
+  # Committed to the repository: errors keep their first line, not the kernels' code they quote.
+  python3 scripts/headline_errors.py "$out/bench_rows.json" 2>>"$out/bench_progress.txt"
 fi
 
 # 4g. CUDA graph versions of a CUDA-L1 file's tasks, each verified (stage enrich; ENRICH_JSONL,
@@ -285,6 +287,7 @@ if has enrich; then
     >"$out/enrich_table.txt" 2>"$out/enrich_progress.txt"
   python3 bench/enrich_tally.py "$scratch/enrich/enrich.jsonl" >"$out/enrich.txt" 2>&1
   cp "$scratch/enrich/enrich.jsonl" "$out/enrich.jsonl"
+  python3 scripts/headline_errors.py "$out/enrich.jsonl" 2>>"$out/enrich_progress.txt"  # as bench_rows.json
   kill "$snapshots" 2>/dev/null; wait "$snapshots" 2>/dev/null
   scripts/snapshot_store.sh "$scratch/enrich" "$out/enrich.tgz"
 fi

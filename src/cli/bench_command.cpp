@@ -80,7 +80,8 @@ json bench_row(const QueueJob& job, const JobHashes& hashes, const std::optional
     return row;
   }
   row["status"] = status_name(r->status);
-  if (!r->error.empty()) row["error"] = truncate_utf8(r->error, 600);  // the whole one stays in the store
+  // What failed and where in the candidate (a traceback's last frames); the whole stays in the store.
+  if (!r->error.empty()) row["error"] = first_and_last_lines(r->error, 300, 300);
   row["from_store"] = r->from_store;  // a resumed run's rows were measured before it
   row["provenance"] = r->provenance;  // with the protocol a later run takes the row again under (--rows-from)
   row["provenance"].erase("host");  // a lent machine's name says nothing of the figures

@@ -368,6 +368,12 @@ TEST(BenchText, Helpers) {
   EXPECT_EQ(cudal1::escape_html("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&#39;");
   EXPECT_EQ(cudal1::escape_markdown("a|b*c\nd<e>"), "a\\|b\\*c d&lt;e&gt;");
   EXPECT_EQ(cudal1::truncate_utf8("h\xC3\xA9llo", 2), "h\xE2\x80\xA6");  // never half of é
+  // A row's error: what failed, then the traceback's last frames, whole lines only.
+  EXPECT_EQ(cudal1::first_and_last_lines("what\nharness 1\nharness 2\ncandidate.py line 9\n", 10, 20),
+            "what\n\xE2\x80\xA6\ncandidate.py line 9");
+  EXPECT_EQ(cudal1::first_and_last_lines("what\nshort\n", 10, 20), "what\nshort");
+  EXPECT_EQ(cudal1::first_and_last_lines("a long first line", 6, 20), "a long\xE2\x80\xA6");
+  EXPECT_EQ(cudal1::first_and_last_lines("what\n\xC3\xA9\xC3\xA9\xC3\xA9", 10, 5), "what\n\xE2\x80\xA6\n\xC3\xA9\xC3\xA9");
   EXPECT_EQ(cudal1::base64_encode("foobar"), "Zm9vYmFy");
   EXPECT_EQ(cudal1::base64_encode("fo"), "Zm8=");
   EXPECT_EQ(cudal1::format_speedup(1.234), "1.23x");

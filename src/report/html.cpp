@@ -94,6 +94,24 @@ std::string truncate_utf8(std::string_view text, std::size_t max_bytes) {
   return std::string(text.substr(0, cut)) + "\xE2\x80\xA6";  // U+2026
 }
 
+std::string first_and_last_lines(std::string_view text, std::size_t head_bytes, std::size_t tail_bytes) {
+  std::size_t eol = text.find('\n');
+  std::string head = truncate_utf8(text.substr(0, eol), head_bytes);
+  if (eol == std::string_view::npos) return head;
+  std::string_view rest = text.substr(eol + 1);
+  while (!rest.empty() && rest.back() == '\n') rest.remove_suffix(1);
+  if (rest.empty()) return head;
+  if (rest.size() <= tail_bytes) return head + "\n" + std::string(rest);
+  // The last lines that fit whole; a single last line longer than that is cut at its start.
+  std::string_view tail = rest.substr(rest.size() - tail_bytes);
+  if (std::size_t nl = tail.find('\n'); nl != std::string_view::npos && nl + 1 < tail.size()) {
+    tail.remove_prefix(nl + 1);
+  } else {
+    while (!tail.empty() && (static_cast<unsigned char>(tail.front()) & 0xC0) == 0x80) tail.remove_prefix(1);
+  }
+  return head + "\n\xE2\x80\xA6\n" + std::string(tail);
+}
+
 std::string escape_html_cut(std::string_view text, std::size_t max_bytes) {
   return escape_html(truncate_utf8(text, max_bytes));
 }

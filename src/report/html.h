@@ -23,6 +23,11 @@ std::string escape_markdown(std::string_view text);
 // At most `max_bytes` bytes, cut at a UTF-8 character boundary, "…" appended when cut.
 std::string truncate_utf8(std::string_view text, std::size_t max_bytes);
 
+// A long message for a row: its first line (at most `head_bytes`) and, when more follows, its
+// last whole lines within `tail_bytes`, with "\n…\n" between. An error's first line says what
+// failed; a traceback's last frames say where, and its first ones are the harness's own.
+std::string first_and_last_lines(std::string_view text, std::size_t head_bytes, std::size_t tail_bytes);
+
 // Untrusted text for a page: cut to `max_bytes`, then escaped (a 1 MB task name must not make a
 // 1 MB table cell).
 std::string escape_html_cut(std::string_view text, std::size_t max_bytes);
