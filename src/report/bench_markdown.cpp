@@ -49,12 +49,15 @@ std::string per_card_table(const json& bench) {
   return out;
 }
 
-// Every scored row that was not accepted, with the reason: the first blocking flag, else the error.
+// Every scored row that was not accepted, with the reason: the first blocking flag, else the
+// error's first line (what failed; the lines after it quote the kernel's code, which a summary
+// shared about someone else's kernels must not).
 std::string not_accepted_table(const json& bench) {
   std::string out;
   for (auto& row : bench_rows(bench)) {
     if (bench_not_scored(row) || bench_accepted(row)) continue;
-    std::string why = bench_text(row, "error");
+    std::string error = bench_text(row, "error");
+    std::string why = error.substr(0, error.find('\n'));
     for (auto& f : bench_flags(row))
       if (f.severity == "block") {
         why = f.name + ": " + f.evidence;
