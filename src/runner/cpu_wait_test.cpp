@@ -74,5 +74,6 @@ TEST(CpuWait, ThisThreadsWaitForItsCpuIsCounted) {
   measured.join();
   stop = true;
   for (auto& t : rivals) t.join();
-  ASSERT_TRUE(measured_pinned && pinned == 2) << "could not pin three threads to CPU " << cpu;
+  // A container that forbids setting affinity cannot stage the contention (the run never measured).
+  if (!measured_pinned || pinned != 2) GTEST_SKIP() << "could not pin three threads to CPU " << cpu;
 }
