@@ -46,6 +46,9 @@ bool is_dropped_control(char c) {
   return (u < 0x20 && c != '\t' && c != '\n' && c != '\r') || u == 0x7F;
 }
 
+// A byte inside a UTF-8 character (10xxxxxx): a cut there would split the character.
+bool utf8_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
 }  // namespace
 
 std::string escape_html(std::string_view text) {
@@ -90,7 +93,7 @@ std::string escape_markdown(std::string_view text) {
 std::string truncate_utf8(std::string_view text, std::size_t max_bytes) {
   if (text.size() <= max_bytes) return std::string(text);
   std::size_t cut = max_bytes;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  while (cut > 0 && utf8_continuation(text[cut])) --cut;
   return std::string(text.substr(0, cut)) + "\xE2\x80\xA6";  // U+2026
 }
 
@@ -107,7 +110,7 @@ std::string first_and_last_lines(std::string_view text, std::size_t head_bytes, 
   if (std::size_t nl = tail.find('\n'); nl != std::string_view::npos && nl + 1 < tail.size()) {
     tail.remove_prefix(nl + 1);
   } else {
-    while (!tail.empty() && (static_cast<unsigned char>(tail.front()) & 0xC0) == 0x80) tail.remove_prefix(1);
+    while (!tail.empty() && utf8_continuation(tail.front())) tail.remove_prefix(1);
   }
   return head + "\n\xE2\x80\xA6\n" + std::string(tail);
 }
