@@ -260,12 +260,11 @@ if has audit; then
     scripts/snapshot_store.sh "$scratch/bench_state" "$out/bench_state.tgz"  # with the ceilings that report measured
   fi
   # Every verdict so far (this store's and those carried in) as the bench JSON, which the next
-  # machine takes as BENCH_ROWS_FROM: the store goes with this one.
+  # machine takes as BENCH_ROWS_FROM: the store goes with this one. It is committed to the
+  # repository, so each error keeps its first line, not the kernel's code it may quote.
   "$bin/cudal1" bench --jsonl "$BENCH_JSONL" --limit "${BENCH_LIMIT:-20}" --device cuda --stored-only --no-sol \
     ${BENCH_ROWS_FROM:+--rows-from "$BENCH_ROWS_FROM"} --db "$scratch/bench_state/results.db" --work "$scratch/bench_work" \
-    --json >"$out/bench_rows.json" 2>>"$out/bench_progress.txt" || echo "bench_rows.json: exit $?" >>"$out/bench_cuda_l1.txt"
-  # Committed to the repository: errors keep their first line, not the kernels' code they quote.
-  python3 scripts/headline_errors.py "$out/bench_rows.json" 2>>"$out/bench_progress.txt"
+    --json --error-first-lines >"$out/bench_rows.json" 2>>"$out/bench_progress.txt" || echo "bench_rows.json: exit $?" >>"$out/bench_cuda_l1.txt"
 fi
 
 # 4g. CUDA graph versions of a CUDA-L1 file's tasks, each verified (stage enrich; ENRICH_JSONL,
@@ -283,11 +282,10 @@ if has enrich; then
   snapshots=$!
   ${ENRICH_DEADLINE:+timeout -s INT -k "${ENRICH_GRACE:-150}" "$(until_deadline "$ENRICH_DEADLINE")"} "$bin/cudal1" enrich --jsonl "${ENRICH_JSONL:?set ENRICH_JSONL}" \
     --out "$scratch/enrich" --device cuda --lanes "${ENRICH_LANES:-6}" --db "$scratch/enrich/enrich.db" \
-    ${ENRICH_LIMIT:+--limit "$ENRICH_LIMIT"} ${ENRICH_LINES_FROM:+--lines-from "$ENRICH_LINES_FROM"} \
-    >"$out/enrich_table.txt" 2>"$out/enrich_progress.txt"
+    ${ENRICH_LIMIT:+--limit "$ENRICH_LIMIT"} ${ENRICH_LINES_FROM:+--lines-from "$ENRICH_LINES_FROM"} --error-first-lines \
+    >"$out/enrich_table.txt" 2>"$out/enrich_progress.txt"  # its enrich.jsonl is committed, as bench_rows.json
   python3 bench/enrich_tally.py "$scratch/enrich/enrich.jsonl" >"$out/enrich.txt" 2>&1
   cp "$scratch/enrich/enrich.jsonl" "$out/enrich.jsonl"
-  python3 scripts/headline_errors.py "$out/enrich.jsonl" 2>>"$out/enrich_progress.txt"  # as bench_rows.json
   kill "$snapshots" 2>/dev/null; wait "$snapshots" 2>/dev/null
   scripts/snapshot_store.sh "$scratch/enrich" "$out/enrich.tgz"
 fi

@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/device_option.h"
+#include "cli/error_first_lines.h"
 #include "cli/queue_setup.h"
 #include "core/error.h"
 #include "core/hash.h"
@@ -41,6 +42,7 @@ struct BenchArgs {
   int gpus = 0, lanes = 1;
   double memory_budget_gb = 0;
   bool json_out = false, no_baselines = false, force = false, no_sol = false, stored_only = false;
+  bool error_first_lines = false;
   BuildServiceFlags builds;
 };
 
@@ -247,6 +249,7 @@ void run_bench(const BenchArgs& a) {
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     rows.push_back(carried[i] ? *carried[i] : bench_row(jobs[i], hashes[i], results[i], errors[i], not_scored[i]));
     if (results[i] || carried[i]) row_provenance.push_back(rows.back().value("provenance", json::object()));
+    if (a.error_first_lines) keep_first_lines(rows.back(), {"error"});
   }
   BenchProvenance pooled = pool_bench_provenance(row_provenance);
   const json& provenance = pooled.provenance;
@@ -303,6 +306,7 @@ void register_bench(CLI::App& app) {
   cmd->add_option("--build-cache", args->builds.cache, "the build service's cache folder");
   cmd->add_option("--build-jobs", args->builds.jobs, "compilers the build service runs at once (0: all cores)");
   cmd->add_flag("--json", args->json_out, "print the bench JSON (the report's input)");
+  cmd->add_flag("--error-first-lines", args->error_first_lines, kErrorFirstLinesHelp);
   cmd->callback([args] { run_bench(*args); });
 }
 

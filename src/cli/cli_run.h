@@ -12,6 +12,9 @@
 #include <sstream>
 #include <string>
 
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
 namespace cudal1::test {
 
 struct CliRun {
@@ -37,6 +40,20 @@ inline CliRun run_cli(const std::string& args, const std::string& env = "") {
   r.err = ss.str();
   fs::remove(err_file);
   return r;
+}
+
+// stdout must hold exactly one JSON object and nothing else.
+inline nlohmann::json only_json(const std::string& out) {
+  std::istringstream lines(out);
+  std::string line, first;
+  int count = 0;
+  while (std::getline(lines, line))
+    if (!line.empty()) {
+      ++count;
+      first = line;
+    }
+  EXPECT_EQ(count, 1) << "stdout:\n" << out.substr(0, 2000);
+  return nlohmann::json::parse(first);
 }
 
 }  // namespace cudal1::test

@@ -18,6 +18,7 @@
 #include "cli/commands.h"
 #include "cli/device_option.h"
 #include "cli/enrich_carried_lines.h"
+#include "cli/error_first_lines.h"
 #include "cli/queue_setup.h"
 #include "core/error.h"
 #include "core/hash.h"
@@ -43,7 +44,7 @@ struct EnrichArgs {
   std::size_t limit = 0;
   int gpus = 0, lanes = 4;
   double memory_budget_gb = 0;
-  bool json_out = false, no_store = false, force = false;
+  bool json_out = false, no_store = false, force = false, error_first_lines = false;
 };
 
 // One task on its way through: generated, written, verified (or not, and why).
@@ -123,7 +124,7 @@ std::string rejection_reason(const EvalResult& r) {
 
 // One line of enrich.jsonl. With the generated file's hash and the protocol, a later run on
 // another machine takes its verdict again (cli/enrich_carried_lines.h).
-json task_line(const EnrichTask& t, const std::string& device, const std::string& protocol_key) {
+json task_line(const EnrichTask& t, const std::string& device, const std::string& protocol_key, bool error_first_lines) {
   json j = {{"task", t.name}, {"task_sha256", t.sha256}, {"device", device}, {"generated", t.generated},
             {"file", t.code.empty() ? json(nullptr) : json(((t.generated ? fs::path() : fs::path("_failed")) / t.rel).generic_string())}};
   if (!t.code.empty()) j["candidate_sha256"] = sha256_hex(t.code), j["protocol_key"] = protocol_key;
@@ -146,6 +147,7 @@ json task_line(const EnrichTask& t, const std::string& device, const std::string
     const json& card = t.result->provenance.is_object() ? t.result->provenance.value("device_name", json()) : json();
     if (card.is_string()) j["device_name"] = card;
   }
+  if (error_first_lines) keep_first_lines(j, {"error", "detail"});
   return j;
 }
 
@@ -218,7 +220,7 @@ void run_enrich(const EnrichArgs& a) {
 
   std::ofstream lines(out / "enrich.jsonl", std::ios::trunc);
   if (!lines) throw Error(ErrorKind::input, "cannot write " + (out / "enrich.jsonl").string(), "check that --out names a writable folder");
-  auto finish = [&](EnrichTask& t) { lines << task_line(t, a.device, key).dump() << "\n" << std::flush; };
+  auto finish = [&](EnrichTask& t) { lines << task_line(t, a.device, key, a.error_first_lines).dump() << "\n" << std::flush; };
 
   std::vector<std::size_t> pending;  // indices of tasks the evaluator still has to verify
   for (std::size_t i = 0; i < tasks.size(); ++i)
@@ -320,7 +322,7 @@ void run_enrich(const EnrichArgs& a) {
   json rows = json::array();
   Table table({"task", "graph version", "status", "file or reason"});
   for (auto& t : tasks) {
-    rows.push_back(task_line(t, a.device, key));
+    rows.push_back(task_line(t, a.device, key, a.error_first_lines));
     generated += t.generated;
     if (!t.generated) reasons[t.reason]++;
     table.add_row({t.name, t.generated ? "verified" : "not generated", t.result ? status_name(t.result->status) : "-",
@@ -368,6 +370,7 @@ void register_enrich(CLI::App& app) {
   cmd->add_flag("--no-store", args->no_store, "neither read nor write the store");
   cmd->add_option("--python", args->python, "Python interpreter with torch");
   cmd->add_flag("--json", args->json_out, "print one JSON object: the summary and one row per task");
+  cmd->add_flag("--error-first-lines", args->error_first_lines, kErrorFirstLinesHelp);
   cmd->callback([args] { run_enrich(*args); });
 }
 

@@ -12,6 +12,7 @@
 #include "cli/device_option.h"
 #include "core/error.h"
 #include "core/paths.h"
+#include "core/text.h"
 #include "lint/lint.h"
 #include "report/table.h"
 #include "tasks/cuda_l1.h"
@@ -67,8 +68,9 @@ std::vector<Target> jsonl_targets(const std::string& file, const fs::path& scrat
   return out;
 }
 
-std::string first_line(const std::string& s, std::size_t max = 160) {
-  std::string l = s.substr(0, s.find('\n'));
+// A message's first line, clipped to fit a table's column.
+std::string clipped_first_line(const std::string& s, std::size_t max = 160) {
+  std::string l(first_line(s));
   return l.size() > max ? l.substr(0, max - 3) + "..." : l;
 }
 
@@ -110,10 +112,10 @@ void print_json(const std::vector<Target>& targets, const std::vector<LintTolera
 void print_table(const std::vector<Target>& targets, const std::vector<LintTolerance>& tols) {
   Table t({"task", "tolerance", "verdict", "findings", "evidence"});
   for (auto& x : targets) {
-    if (x.error) t.add_row({x.name, "", "error", "", first_line(x.error->message())});
+    if (x.error) t.add_row({x.name, "", "error", "", clipped_first_line(x.error->message())});
     for (auto& r : x.results)
       t.add_row({x.name, r.tolerance, r.degenerate ? "DEGENERATE" : "ok", finding_ids(r),
-                 r.findings.empty() ? "" : first_line(r.findings[0].evidence, 400)});
+                 r.findings.empty() ? "" : clipped_first_line(r.findings[0].evidence, 400)});
   }
   t.print(std::cout);
   for (auto& x : targets)
@@ -172,7 +174,7 @@ void run_lint(const LintArgs& a) {
     if (t.error && !first_error && a.jsonl.empty()) first_error = t.error;
     if (one) continue;
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::string what = t.error ? "error: " + first_line(t.error->message(), 200) : "";
+    std::string what = t.error ? "error: " + clipped_first_line(t.error->message(), 200) : "";
     for (auto& r : t.results) what += (what.empty() ? "" : "; ") + r.tolerance + " " + (r.degenerate ? "DEGENERATE (" + finding_ids(r) + ")" : "ok");
     std::fprintf(stderr, "[%zu/%zu] %s: %s (%.1f s)\n", k + 1, targets.size(), t.name.c_str(), what.c_str(), s);
   }
