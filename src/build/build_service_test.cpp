@@ -187,3 +187,21 @@ TEST(BuildService, ExtensionNamedAfterTheClockIsServedByContent) {
   ASSERT_EQ(calls.value("renamed", nlohmann::json::array()).size(), 1u) << r.build.dump();
   EXPECT_EQ(calls["renamed"][0]["built"], out->modules[0].name);
 }
+
+// A call the capture could not foresee (its source carries a random tag) compiles in the candidate's
+// own process; when that fails and the candidate falls back to PyTorch, the result keeps the
+// compiler's first error, which a decoy flag quotes on a GPU.
+TEST(BuildService, AMissedCallThatFailsInProcessKeepsTheCompilersError) {
+  BuildService svc(plain_config("random-sourced"));
+  std::string cand = build_fixture("random_sourced_broken_load_inline_cpu.py");
+  auto out = std::make_shared<BuildOutcome>(svc.build_candidate(cand, "cpu", 600));
+  EvalResult r = evaluate_with(out, "scale_add.py", cand);
+  EXPECT_TRUE(r.accepted) << r.error;  // PyTorch's fallback is correct
+  const auto& calls = r.build["calls_reported"];
+  EXPECT_EQ(calls["missed"].size(), 1u) << r.build.dump();
+  ASSERT_EQ(calls.value("in_process_failed", nlohmann::json::array()).size(), 1u) << r.build.dump();
+  const std::string error = calls["in_process_failed"][0];
+  EXPECT_NE(error.find("error:"), std::string::npos) << error;
+  EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+  EXPECT_EQ(error.find("return x * scale + y"), std::string::npos) << error;  // the source line is not quoted
+}

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <regex>
+#include <string_view>
+
+#include "core/text.h"
 
 namespace cudal1 {
 
@@ -73,6 +76,49 @@ nlohmann::json Attribution::to_json() const {
           {"share", {{"own", share(own_us)}, {"compiled", share(compiled_us)}, {"library", share(library_us)},
                      {"aten", share(aten_us)}, {"other", share(other_us)}}},
           {"defined_kernels", defined}, {"top_kernels", top}};
+}
+
+namespace {
+
+// "swish_cuda: main.cpp:4:59: error: ... was not declared in this scope", or "" when no module
+// of the build record failed: the first line that says error, else the message's first line.
+// A call the build service did not foresee compiled in the candidate's process, which reports
+// its failure itself (calls_reported.in_process_failed): cut here again, as the process is the
+// candidate's.
+std::string first_build_error(const nlohmann::json& build) {
+  if (!build.is_object()) return "";
+  const nlohmann::json calls = build.value("calls_reported", nlohmann::json::object());
+  const nlohmann::json in_process = calls.is_object() ? calls.value("in_process_failed", nlohmann::json::array()) : nlohmann::json();
+  if (in_process.is_array() && !in_process.empty() && in_process[0].is_string())
+    return "in the candidate's process: " + std::string(utf8_prefix(first_line(in_process[0].get_ref<const std::string&>()), 240));
+  if (build.value("kind", "") != "compile_error") return "";
+  for (const auto& m : build.value("modules", nlohmann::json::array())) {
+    const std::string message = m.is_object() ? m.value("error", "") : "";
+    if (message.empty()) continue;
+    std::string_view rest = message, line = first_line(message);
+    while (!rest.empty()) {
+      std::string_view l = first_line(rest);
+      if (l.find("error:") != std::string_view::npos) {
+        line = l;
+        break;
+      }
+      rest.remove_prefix(std::min(rest.size(), l.size() + 1));
+    }
+    const std::string name = m.value("name", "");
+    return (name.empty() ? "" : name + ": ") + std::string(utf8_prefix(line, 240));
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string decoy_evidence(const Attribution& a, const nlohmann::json& build) {
+  std::string evidence = "the candidate defines kernels (" + (a.defined.empty() ? std::string() : a.defined.front()) +
+                         (a.defined.size() > 1 ? ", ..." : "") + ") but none ran in " + std::to_string(int(a.total_us())) +
+                         " us of GPU work: PyTorch's or library kernels did the work";
+  if (std::string error = first_build_error(build); !error.empty())
+    evidence += "; its extension did not build (" + error + "), so what ran is the candidate's fallback";
+  return evidence;
 }
 
 }  // namespace cudal1

@@ -30,4 +30,10 @@ struct Attribution {
 // kernels: [{"name", "us", "count"}] from the worker.
 Attribution attribute_kernels(const nlohmann::json& kernels, const std::vector<std::string>& own);
 
+// The decoy flag's evidence: which kernel was defined and what ran instead. `build` is the
+// result's build record (EvalResult::build); when the candidate's extension failed to build, the
+// compiler's first error is added, since a candidate that catches its own build failure and runs
+// PyTorch instead is the usual decoy, and the reader should not have to dig for why.
+std::string decoy_evidence(const Attribution& a, const nlohmann::json& build);
+
 }  // namespace cudal1

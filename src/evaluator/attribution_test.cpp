@@ -41,3 +41,32 @@ TEST(Attribution, SortsKernelsAndCallsADecoyADecoy) {
   // Names match whole words: "gelu" is not the candidate's "gelu_fast" kernel.
   EXPECT_DOUBLE_EQ(attribute_kernels(kernels, {"fused_gelu"}).own_us, 0.0);
 }
+
+// A decoy whose extension failed to build says so, with the compiler's first error: the usual
+// case is a candidate that catches its own build failure and runs PyTorch instead.
+TEST(Attribution, ADecoyWhoseExtensionFailedSaysTheCompilersError) {
+  Attribution d = attribute_kernels(nlohmann::json::array({{{"name", "void at::native::softmax_warp_forward<float>"}, {"us", 50.0}}}),
+                                    {"swish_forward_kernel"});
+  ASSERT_TRUE(d.decoy());
+  const std::string plain = decoy_evidence(d, {{"kind", "built"}});
+  EXPECT_EQ(plain, "the candidate defines kernels (swish_forward_kernel) but none ran in 50 us of GPU work: "
+                   "PyTorch's or library kernels did the work");
+  EXPECT_EQ(decoy_evidence(d, nlohmann::json::object()), plain);  // no build record at all
+  nlohmann::json failed = {{"kind", "compile_error"},
+                           {"modules", {{{"name", "swish_cuda"},
+                                         {"error", "main.cpp: the command exited with status 1\n"
+                                                   "main.cpp: In function 'void pybind11_init_swish_cuda(pybind11::module_&)':\n"
+                                                   "main.cpp:4:59: error: \u2018swish_forward_kernel\u2019 was not declared in this scope\n"
+                                                   "    4 | m.def(\"swish_forward_kernel\", ...);\n"}}}}};
+  EXPECT_EQ(decoy_evidence(d, failed),
+            plain + "; its extension did not build (swish_cuda: main.cpp:4:59: error: \u2018swish_forward_kernel\u2019 "
+                    "was not declared in this scope), so what ran is the candidate's fallback");
+  // A message without an "error:" line gives its first line; the source line it quotes never comes along.
+  failed["modules"][0]["error"] = "nvcc timed out after 900 s\n  some code";
+  EXPECT_NE(decoy_evidence(d, failed).find("(swish_cuda: nvcc timed out after 900 s)"), std::string::npos);
+  // A call compiled in the candidate's own process reports its failure itself; its text is cut again.
+  nlohmann::json missed = {{"kind", "none"},
+                           {"calls_reported", {{"missed", {"ab12"}}, {"in_process_failed", {"main.cpp:4:46: error: \u2018forward\u2019 was not declared\nquoted code"}}}}};
+  EXPECT_EQ(decoy_evidence(d, missed), plain + "; its extension did not build (in the candidate's process: main.cpp:4:46: error: "
+                                               "\u2018forward\u2019 was not declared), so what ran is the candidate's fallback");
+}

@@ -486,10 +486,7 @@ void attribute(Session& s, Worker& cand, const std::string& candidate_source, Ev
   Attribution a = attribute_kernels(rep.body.value("kernels", json::array()), own_kernel_names(candidate_source));
   r.statistics["attribution"] = a.to_json();
   if (a.decoy())
-    r.add_flag("decoy", Severity::block,
-               "the candidate defines kernels (" + a.defined.front() + (a.defined.size() > 1 ? ", ..." : "") +
-                   ") but none ran in " + std::to_string(int(a.total_us())) +
-                   " us of GPU work: PyTorch's or library kernels did the work");
+    r.add_flag("decoy", Severity::block, decoy_evidence(a, r.build));
 }
 
 }  // namespace cudal1

@@ -273,10 +273,31 @@ def _import_so(module, so):
     return mod
 
 
+def _first_error_line(message):
+    """The compiler's first error line of a failed build ("main.cpp:4:46: error: ..."), else the
+    message's first line: what a reader of the verdict needs, without the source it quotes."""
+    lines = message.splitlines()
+    for line in lines:
+        if "error:" in line:
+            return line.strip()[:240]
+    return (lines[0] if lines else "")[:240]
+
+
+def _build_in_process(args, kwargs):
+    """A call no prebuilt module answers compiles here, as torch would compile it. A candidate
+    that catches the failure and runs PyTorch instead is a decoy; the error says why."""
+    try:
+        return _real_load_inline(*args, **kwargs)
+    except Exception as e:
+        prebuilt_report.setdefault("in_process_failed", []).append(_first_error_line(str(e)))
+        raise
+
+
 def install_prebuilt(entries):
     """entries: [{spec_id, so, module}] for built modules, [{spec_id, error}] for failed builds.
     A load_inline call whose spec matches is answered from them; any other call builds as usual
-    and is recorded in prebuilt_report["missed"]."""
+    and is recorded in prebuilt_report["missed"]; if that build fails, its first error line goes
+    to prebuilt_report["in_process_failed"] before torch's exception goes on to the candidate."""
     by_id = {e["spec_id"]: e for e in entries}
     by_content = {e["content_id"]: e for e in entries if e.get("content_id") and "so" in e}
     versions = _Versions()
@@ -286,7 +307,7 @@ def install_prebuilt(entries):
             spec = canonical_spec(args, kwargs)
         except Unsupported as e:
             prebuilt_report["missed"].append(str(e))
-            return _real_load_inline(*args, **kwargs)
+            return _build_in_process(args, kwargs)
         sid = spec_id(spec)
         module = versions.module_name(spec, sid)
         entry = by_id.get(sid)
@@ -296,7 +317,7 @@ def install_prebuilt(entries):
                 prebuilt_report.setdefault("renamed", []).append({"asked": spec["name"], "built": entry["module"]})
         if entry is None:
             prebuilt_report["missed"].append(sid)
-            return _real_load_inline(*args, **kwargs)
+            return _build_in_process(args, kwargs)
         _mutate_like_torch(args, kwargs, spec)
         if "error" in entry:
             prebuilt_report["failed"].append(sid)
