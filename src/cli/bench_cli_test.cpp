@@ -13,33 +13,43 @@
 
 #include "cli/cli_run.h"
 #include "core/hash.h"
-#include "evaluator/fixture_cases.h"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-using cudal1::test::CliRun;
-using cudal1::test::only_json;
-using cudal1::test::run_cli;
+using namespace cudal1::test;  // CliRun, run_cli, only_json, fixture
 
 namespace {
 
-std::string fixture(const std::string& rel) { return (cudal1::fixtures_dir() / rel).string(); }
+// A kernel set named after a suite's tasks, in a folder of its own: suite/level1/NAME.py holds
+// the tasks, kernels/level1/NAME.py the candidates. The folder goes with the test.
+struct KernelSet {
+  fs::path dir;
+  explicit KernelSet(const std::string& name)
+      : dir(fs::temp_directory_path() / ("cudal1_" + name + "_" + std::to_string(::getpid()))) {
+    fs::remove_all(dir);
+    fs::create_directories(dir / "suite" / "level1");
+    fs::create_directories(dir / "kernels" / "level1");
+  }
+  ~KernelSet() { fs::remove_all(dir); }
+  // A fixture file (relative to the fixtures folder) as the suite's task NAME.py.
+  void task(const std::string& rel, const std::string& name) { fs::copy_file(fixture(rel), dir / "suite" / "level1" / name); }
+  void kernel(const std::string& rel, const std::string& name) { fs::copy_file(fixture(rel), dir / "kernels" / "level1" / name); }
+  // "bench --folder ... --suite ...": the start of every command on this set.
+  std::string bench() const { return "bench --folder " + (dir / "kernels").string() + " --suite " + (dir / "suite").string(); }
+};
 
 }  // namespace
 
 // A kernel set named after a suite's tasks: scored once, then resumed from the store without
 // evaluating again; the JSON has a row per task and the reports are written.
 TEST(Cli, BenchScoresAFolderAndResumesFromTheStore) {
-  fs::path dir = fs::temp_directory_path() / ("cudal1_bench_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir / "suite" / "level1");
-  fs::create_directories(dir / "kernels" / "level1");
-  for (auto t : {"scale_add.py", "softmax_rows.py", "two_outputs.py"}) fs::copy_file(fixture(std::string("tasks/") + t), dir / "suite" / "level1" / t);
-  fs::copy_file(fixture("candidates/ok_scale_add_alpha.py"), dir / "kernels" / "level1" / "scale_add.py");
-  fs::copy_file(fixture("candidates/incorrect_softmax_rows_broadcast_shape.py"), dir / "kernels" / "level1" / "softmax_rows.py");
-  std::string args = "bench --folder " + (dir / "kernels").string() + " --suite " + (dir / "suite").string() +
-                     " --device cpu --no-sol --db " + (dir / "r.db").string() + " --html " + (dir / "r.html").string() +
+  KernelSet set("bench");
+  const fs::path& dir = set.dir;
+  for (std::string t : {"scale_add.py", "softmax_rows.py", "two_outputs.py"}) set.task("tasks/" + t, t);
+  set.kernel("candidates/ok_scale_add_alpha.py", "scale_add.py");
+  set.kernel("candidates/incorrect_softmax_rows_broadcast_shape.py", "softmax_rows.py");
+  std::string args = set.bench() + " --device cpu --no-sol --db " + (dir / "r.db").string() + " --html " + (dir / "r.html").string() +
                      " --markdown " + (dir / "r.md").string() + " --json";
   CliRun first = run_cli(args);
   ASSERT_EQ(first.exit_code, 0) << first.err;
@@ -67,7 +77,7 @@ TEST(Cli, BenchScoresAFolderAndResumesFromTheStore) {
   EXPECT_EQ(resumed, b["rows"]);
 
   // A kernel the store has never seen: --stored-only reports without scoring it, and says so.
-  fs::copy_file(fixture("candidates/ok_two_outputs_reuse.py"), dir / "kernels" / "level1" / "two_outputs.py");
+  set.kernel("candidates/ok_two_outputs_reuse.py", "two_outputs.py");
   CliRun stored = run_cli(args + " --stored-only");
   ASSERT_EQ(stored.exit_code, 0) << stored.err;
   EXPECT_NE(stored.err.find("2 of 3 already scored"), std::string::npos) << stored.err;
@@ -82,30 +92,25 @@ TEST(Cli, BenchScoresAFolderAndResumesFromTheStore) {
   EXPECT_TRUE(listed["level1/scale_add"]["from_store"].get<bool>());
   EXPECT_NE(run_cli(args + " --stored-only --force").exit_code, 0);  // nothing to score again
   // Asked for every GPU on a store that holds CPU results only: a clear error, not a GPU probe.
-  CliRun no_cuda = run_cli("bench --folder " + (dir / "kernels").string() + " --suite " + (dir / "suite").string() +
-                           " --device cuda --stored-only --no-sol --db " + (dir / "r.db").string());
+  CliRun no_cuda = run_cli(set.bench() + " --device cuda --stored-only --no-sol --db " + (dir / "r.db").string());
   EXPECT_NE(no_cuda.exit_code, 0);
   EXPECT_NE(no_cuda.err.find("holds no result measured on a CUDA device"), std::string::npos) << no_cuda.err;
 
   CliRun bad = run_cli("bench --device cpu --no-sol --db " + (dir / "r.db").string());
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.err.find("--jsonl"), std::string::npos) << bad.err;
-  fs::remove_all(dir);
 }
 
 // A set scored over several machines, each given back with its disk: the bench JSON of one run
 // carries its verdicts to the next, which has another store (--rows-from). A row is taken only
 // for the same files under the same protocol; a kernel changed since is scored again.
 TEST(Cli, BenchCarriesScoredRowsToARunWithAnotherStore) {
-  fs::path dir = fs::temp_directory_path() / ("cudal1_bench_carry_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir / "suite" / "level1");
-  fs::create_directories(dir / "kernels" / "level1");
-  for (auto t : {"scale_add.py", "softmax_rows.py"}) fs::copy_file(fixture(std::string("tasks/") + t), dir / "suite" / "level1" / t);
-  fs::copy_file(fixture("candidates/ok_scale_add_alpha.py"), dir / "kernels" / "level1" / "scale_add.py");
-  fs::copy_file(fixture("candidates/incorrect_softmax_rows_broadcast_shape.py"), dir / "kernels" / "level1" / "softmax_rows.py");
-  const std::string set = "bench --folder " + (dir / "kernels").string() + " --suite " + (dir / "suite").string() +
-                          " --device cpu --no-sol --no-baselines --json";
+  KernelSet kernels("bench_carry");
+  const fs::path& dir = kernels.dir;
+  for (std::string t : {"scale_add.py", "softmax_rows.py"}) kernels.task("tasks/" + t, t);
+  kernels.kernel("candidates/ok_scale_add_alpha.py", "scale_add.py");
+  kernels.kernel("candidates/incorrect_softmax_rows_broadcast_shape.py", "softmax_rows.py");
+  const std::string set = kernels.bench() + " --device cpu --no-sol --no-baselines --json";
   CliRun first = run_cli(set + " --db " + (dir / "first.db").string());
   ASSERT_EQ(first.exit_code, 0) << first.err;
   const json earlier = only_json(first.out);
@@ -134,8 +139,7 @@ TEST(Cli, BenchCarriesScoredRowsToARunWithAnotherStore) {
   EXPECT_NE(carried.err.find("earlier.json: 2 rows, 2 with a verdict that can be carried, 2 taken"), std::string::npos)
       << carried.err;
   // The CPU's figures never answer for a GPU: on a store without results, every row is left unscored.
-  CliRun on_cuda = run_cli("bench --folder " + (dir / "kernels").string() + " --suite " + (dir / "suite").string() +
-                           " --device cuda --stored-only --no-sol --json --db " + (dir / "next.db").string() +
+  CliRun on_cuda = run_cli(kernels.bench() + " --device cuda --stored-only --no-sol --json --db " + (dir / "next.db").string() +
                            " --rows-from " + (dir / "earlier.json").string());
   ASSERT_EQ(on_cuda.exit_code, 0) << on_cuda.err;
   EXPECT_NE(on_cuda.err.find("2 with a verdict that can be carried, 0 taken"), std::string::npos) << on_cuda.err;
@@ -165,23 +169,18 @@ TEST(Cli, BenchCarriesScoredRowsToARunWithAnotherStore) {
   CliRun bad = run_cli(set + " --db " + (dir / "next.db").string() + " --rows-from " + (dir / "not_bench.json").string());
   EXPECT_EQ(bad.exit_code, 3) << bad.err;  // input
   EXPECT_NE(bad.err.find("is not a bench JSON"), std::string::npos) << bad.err;
-  fs::remove_all(dir);
 }
 
 // The speed-of-light column of a suite where one task does not even import: that task's row says
 // why it failed, and the others still get their fraction (one missing module must not cost the
 // column of a 200-task report).
 TEST(Cli, BenchSpeedOfLightSkipsATaskThatDoesNotLoad) {
-  fs::path dir = fs::temp_directory_path() / ("cudal1_bench_sol_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir / "suite" / "level1");
-  fs::create_directories(dir / "kernels" / "level1");
-  fs::copy_file(fixture("tasks/scale_add.py"), dir / "suite" / "level1" / "scale_add.py");
-  fs::copy_file(fixture("bad_tasks/import_fails.py"), dir / "suite" / "level1" / "import_fails.py");
-  fs::copy_file(fixture("candidates/ok_scale_add_alpha.py"), dir / "kernels" / "level1" / "scale_add.py");
-  fs::copy_file(fixture("candidates/ok_scale_add_alpha.py"), dir / "kernels" / "level1" / "import_fails.py");
-  CliRun r = run_cli("bench --folder " + (dir / "kernels").string() + " --suite " + (dir / "suite").string() +
-                     " --device cpu --no-baselines --db " + (dir / "r.db").string() + " --json");
+  KernelSet set("bench_sol");
+  set.task("tasks/scale_add.py", "scale_add.py");
+  set.task("bad_tasks/import_fails.py", "import_fails.py");
+  set.kernel("candidates/ok_scale_add_alpha.py", "scale_add.py");
+  set.kernel("candidates/ok_scale_add_alpha.py", "import_fails.py");
+  CliRun r = run_cli(set.bench() + " --device cpu --no-baselines --db " + (set.dir / "r.db").string() + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json bench = only_json(r.out);
   std::map<std::string, json> rows;
@@ -191,22 +190,18 @@ TEST(Cli, BenchSpeedOfLightSkipsATaskThatDoesNotLoad) {
   EXPECT_GT(rows["level1/scale_add"].value("sol_fraction", 0.0), 0.0) << rows["level1/scale_add"].dump() << r.err;
   EXPECT_NE(rows["level1/import_fails"]["status"], "ok");
   EXPECT_FALSE(rows["level1/import_fails"].contains("sol_fraction"));
-  fs::remove_all(dir);
 }
 
 // A verdict file to commit beside a report on someone else's kernels: with --error-first-lines a
 // row's error is its first line, not the traceback that quotes the candidate's code, and the file
 // still carries the verdict to a run with another store.
 TEST(Cli, BenchErrorFirstLinesQuoteNoCodeAndStillCarry) {
-  fs::path dir = fs::temp_directory_path() / ("cudal1_bench_first_lines_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir / "suite" / "level1");
-  fs::create_directories(dir / "kernels" / "level1");
-  fs::copy_file(fixture("tasks/gemm_relu.py"), dir / "suite" / "level1" / "gemm_relu.py");
-  fs::copy_file(fixture("candidates/runtime_error_forward_raises.py"), dir / "kernels" / "level1" / "gemm_relu.py");
+  KernelSet kernels("bench_first_lines");
+  const fs::path& dir = kernels.dir;
+  kernels.task("tasks/gemm_relu.py", "gemm_relu.py");
+  kernels.kernel("candidates/runtime_error_forward_raises.py", "gemm_relu.py");
   const std::string source_line = "raise RuntimeError(\"fixture: deliberate failure in forward";  // the candidate's own
-  const std::string set = "bench --folder " + (dir / "kernels").string() + " --suite " + (dir / "suite").string() +
-                          " --device cpu --no-sol --no-baselines --json --db ";
+  const std::string set = kernels.bench() + " --device cpu --no-sol --no-baselines --json --db ";
   CliRun whole = run_cli(set + (dir / "first.db").string());
   ASSERT_EQ(whole.exit_code, 0) << whole.err;
   const json row = only_json(whole.out)["rows"][0];
@@ -233,5 +228,4 @@ TEST(Cli, BenchErrorFirstLinesQuoteNoCodeAndStillCarry) {
   const json next = only_json(carried.out);
   EXPECT_EQ(next["rows"][0]["status"], "runtime_error");
   EXPECT_EQ(next["rows"][0]["error"], first_line);
-  fs::remove_all(dir);
 }

@@ -15,7 +15,12 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "evaluator/fixture_cases.h"
+
 namespace cudal1::test {
+
+// A file of the test fixtures (tests/fixtures/REL) as a path string for a command line.
+inline std::string fixture(const std::string& rel) { return (cudal1::fixtures_dir() / rel).string(); }
 
 struct CliRun {
   int exit_code;

@@ -32,13 +32,9 @@
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-using cudal1::test::CliRun;
-using cudal1::test::only_json;
-using cudal1::test::run_cli;
+using namespace cudal1::test;  // CliRun, run_cli, only_json, fixture
 
 namespace {
-
-std::string fixture(const std::string& rel) { return (cudal1::fixtures_dir() / rel).string(); }
 
 std::string eval_args(const std::string& task, const std::string& cand, const std::string& device = "cpu") {
   return "eval --task " + fixture("tasks/" + task) + " --candidate " + fixture("candidates/" + cand) +
