@@ -159,6 +159,19 @@ TEST(BuildService, ConstructorTimeBuildIsCapturedWithTheTask) {
   EXPECT_TRUE(calls["missed"].empty()) << r.build.dump();
 }
 
+// A constructor that builds only where CUDA is: for a CUDA target the capture, on the CPU, records
+// the call as a GPU would have it made; for a CPU target there is nothing to build.
+TEST(BuildService, ACudaGuardedConstructorBuildIsCapturedForACudaTarget) {
+  BuildService svc(plain_config("cuda-guarded"));
+  std::string cand = build_fixture("cuda_guarded_ctor_load_inline_cpu.py");
+  BuildOutcome for_cpu = svc.build_candidate(cand, "cpu", 600, task("scale_add.py"));
+  EXPECT_EQ(for_cpu.kind, BuildOutcome::Kind::none) << for_cpu.to_json().dump();
+  BuildOutcome for_cuda = svc.build_candidate(cand, "cuda:0", 600, task("scale_add.py"));
+  ASSERT_EQ(for_cuda.kind, BuildOutcome::Kind::built) << for_cuda.to_json().dump();
+  ASSERT_EQ(for_cuda.modules.size(), 1u);
+  EXPECT_EQ(for_cuda.modules[0].name, "cudal1_fixture_scale_add_cuda_guarded");
+}
+
 // A constructor that ends the capture's worker costs only itself: the capture is redone without
 // it, and the call the import made is still built.
 TEST(BuildService, ConstructorThatKillsTheCaptureKeepsTheImportsCalls) {

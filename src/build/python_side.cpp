@@ -78,10 +78,10 @@ Capture capture_builds(const CaptureOptions& o) {
       fs::remove_all(d, ec);
     }
   } cleanup{dir};
-  WorkerSpec ws{WorkerRole::candidate, o.python, dir.string(), o.device, (dir / "torch_extensions").string(), {}};
+  WorkerSpec ws{WorkerRole::candidate, o.python, dir.string(), "cpu", (dir / "torch_extensions").string(), {}};
   ws.limits.output_bytes = 32u << 20;  // the reply carries every source the module passed
   ws.limits.memory_bytes = o.memory_mb << 20;
-  ws.limits.limit_address_space = o.device.rfind("cuda", 0) != 0;
+  ws.limits.limit_address_space = true;
   ws.limits.drop_privileges = true;
   for (auto& d : o.hide_dirs)
     if (fs::exists(d)) ws.limits.hide_dirs.push_back({d, "", ""});
@@ -91,7 +91,8 @@ Capture capture_builds(const CaptureOptions& o) {
   if (!o.task.empty()) ws.sandbox->readable.push_back(fs::absolute(o.task).string());
   for (auto& f : o.hide_files) ws.sandbox->hidden.push_back(f);
   Worker w(ws);
-  json req = {{"op", "capture_builds"}, {"candidate", fs::absolute(o.candidate).string()}};
+  json req = {{"op", "capture_builds"}, {"candidate", fs::absolute(o.candidate).string()},
+              {"target", o.target.rfind("cuda", 0) == 0 ? "cuda" : "cpu"}};
   if (!o.task.empty()) req["task"] = fs::absolute(o.task).string();
   WorkerReply r = w.request(req, ms(o.timeout_s));
   std::string err = w.stderr_tail(2000);

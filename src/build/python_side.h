@@ -33,7 +33,11 @@ struct Capture {
 };
 
 struct CaptureOptions {
-  std::string python, candidate, device;
+  // The capture runs on the CPU whatever the target: constructors that allocate or launch must
+  // not touch a GPU other lanes are timing on. `target` is where the candidate will run; for
+  // CUDA, torch.cuda.is_available() answers true there, so that the calls a constructor makes
+  // only where CUDA is (the common `if torch.cuda.is_available(): load_inline(...)`) are recorded.
+  std::string python, candidate, target;
   double timeout_s = 300;
   std::size_t memory_mb = 8192;
   std::vector<std::string> hide_dirs, hide_files;  // out of the candidate's sight

@@ -225,7 +225,11 @@ QueueStats run_queue(const std::vector<QueueJob>& jobs, const QueueConfig& confi
           Prebuilt built;
           // A prebuild that fails leaves the job to build the stock way; the failure is said.
           try {
-            built.outcome = config.prebuild(jobs[i]);
+            // For the lanes' device (its CUDA arch; a capture that records calls made only
+            // where CUDA is), not the job's own default: a lane gives the job its device later.
+            QueueJob target = jobs[i];
+            if (!config.devices.empty()) target.options.device = config.devices.front();
+            built.outcome = config.prebuild(target);
           } catch (const Error& e) {
             built.error = e.describe();
           } catch (const std::exception& e) {

@@ -47,7 +47,8 @@ struct QueueConfig {
   int prefetch = 1;             // evaluations prepared ahead per lane; 0: prepare on the lane itself
   int prebuild_threads = 0;     // threads of the prebuild stage; 0: no prebuild stage
   // Builds a job's extensions (build/build.h); the outcome goes to its evaluation as
-  // EvalOptions::prebuilt. May return null (nothing to hand over) or throw: the evaluation then
+  // EvalOptions::prebuilt. The job it is given has the first lane's device as options.device.
+  // May return null (nothing to hand over) or throw: the evaluation then
   // builds the stock way, and the failure is logged and kept in the job's result, as
   // build.prebuild_error, or in its error's context when no result came back.
   std::function<std::shared_ptr<const BuildOutcome>(const QueueJob&)> prebuild;

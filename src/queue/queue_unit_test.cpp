@@ -4,6 +4,8 @@
 // and said in the log while the other jobs go on.
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include <map>
 #include <mutex>
 #include <set>
@@ -168,7 +170,10 @@ TEST(QueueUnit, APrebuildThatThrowsIsRecordedAndTheEvaluationBuildsItself) {
   auto outcome = std::make_shared<BuildOutcome>();
   QueueConfig config;
   config.prebuild_threads = 2;
+  config.devices = {"cuda:1"};
+  std::atomic<int> for_the_lanes_device{0};
   config.prebuild = [&](const QueueJob& j) -> std::shared_ptr<const BuildOutcome> {
+    for_the_lanes_device += j.options.device == "cuda:1";  // not the job's own default, "cpu"
     if (j.id == "b") throw Error(ErrorKind::runner, "nvcc was killed", "free host memory");
     if (j.id == "c" || j.id == "d") throw std::runtime_error("disk full");
     return outcome;
@@ -190,4 +195,5 @@ TEST(QueueUnit, APrebuildThatThrowsIsRecordedAndTheEvaluationBuildsItself) {
   EXPECT_TRUE(r.logged("job b: its prebuild failed") && r.logged("nvcc was killed"));
   EXPECT_TRUE(r.logged("job c: its prebuild failed"));
   EXPECT_EQ(r.stats.done, 3u);
+  EXPECT_EQ(for_the_lanes_device, 4);
 }

@@ -68,7 +68,8 @@ class CandidateHost(Host):
     def op_capture_builds(self, req):
         """Runs the candidate module with load_inline recorded, not built (inline_build.py)."""
         import inline_build
-        return inline_build.capture(req["candidate"], loading.load_module, req.get("task"))
+        return inline_build.capture(req["candidate"], loading.load_module, req.get("task"),
+                                    cuda_target=req.get("target") == "cuda")
 
     def candidate_report(self):
         """What the guard saw: replaced harness functions and introspection events."""

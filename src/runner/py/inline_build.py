@@ -176,9 +176,13 @@ def _construct(module, task, load_module):
         pass
 
 
-def capture(path, load_module, task=None):
+def capture(path, load_module, task=None, cuda_target=False):
     """Runs the candidate at `path` (through `load_module(path, name)`) with load_inline recorded,
     and with `task` (its get_init_inputs) also constructs its ModelNew.
+    This process has no GPU. With `cuda_target` (the candidate will run on one),
+    torch.cuda.is_available() answers true meanwhile, as it will there: the calls a candidate
+    makes only where CUDA is are recorded too. Whatever then needs a real GPU raises, and the
+    calls made before it are still recorded.
     Returns {"ok", "imported", "failure", "calls": [{spec, spec_id, module} | {name, unsupported}]}."""
     calls, versions = [], _Versions()
 
@@ -199,8 +203,11 @@ def capture(path, load_module, task=None):
         raise RuntimeError("torch.utils.cpp_extension.load of files is built in the candidate's "
                            "own process, not captured")
 
-    saved = (_ce.load_inline, _ce.load)
+    import torch
+    saved = (_ce.load_inline, _ce.load, torch.cuda.is_available)
     _ce.load_inline, _ce.load = recorder, refuse_load
+    if cuda_target:
+        torch.cuda.is_available = lambda: True
     failure = None
     try:
         module = load_module(path, "cudal1_capture")
@@ -209,7 +216,7 @@ def capture(path, load_module, task=None):
     except Exception as e:  # loading.LoadFailure; whatever the module raised
         failure = e.to_json() if hasattr(e, "to_json") else {"message": str(e)[:4000]}
     finally:
-        _ce.load_inline, _ce.load = saved
+        _ce.load_inline, _ce.load, torch.cuda.is_available = saved
     return {"ok": True, "imported": failure is None, "failure": failure, "calls": calls}
 
 
