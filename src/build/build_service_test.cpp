@@ -170,6 +170,14 @@ TEST(BuildService, ACudaGuardedConstructorBuildIsCapturedForACudaTarget) {
   ASSERT_EQ(for_cuda.kind, BuildOutcome::Kind::built) << for_cuda.to_json().dump();
   ASSERT_EQ(for_cuda.modules.size(), 1u);
   EXPECT_EQ(for_cuda.modules[0].name, "cudal1_fixture_scale_add_cuda_guarded");
+
+  // An import that goes on to use the CUDA it is told of fails without a GPU: captured again
+  // without the pretence, its own call is still built.
+  std::string at_import = build_fixture("cuda_work_at_import_load_inline_cpu.py");
+  BuildOutcome warm = svc.build_candidate(at_import, "cuda:0", 600, task("scale_add.py"));
+  ASSERT_EQ(warm.kind, BuildOutcome::Kind::built) << warm.to_json().dump();
+  ASSERT_EQ(warm.modules.size(), 1u);
+  EXPECT_EQ(warm.modules[0].name, "cudal1_fixture_scale_add_cuda_at_import");
 }
 
 // A constructor that ends the capture's worker costs only itself: the capture is redone without
