@@ -141,18 +141,20 @@ BuildOutcome BuildService::build_candidate(const std::string& candidate_path, co
   // A constructor that hangs or floods memory must not cost the calls the import makes: it gets
   // half the time, and a capture whose worker failed is redone without it (an import that fails
   // fails before the constructor runs).
+  auto left_s = [&] { return std::max(1.0, timeout_s - std::chrono::duration<double>(Clock::now() - start).count()); };
   if (!co.task.empty()) co.timeout_s = std::min(timeout_s / 2, 180.0);
   Capture cap = capture_builds(co);
-  if (cap.result == Capture::Result::worker_failed && !co.task.empty()) {
-    co.task.clear();
-    co.timeout_s = std::max(1.0, timeout_s - std::chrono::duration<double>(Clock::now() - start).count());
-    cap = capture_builds(co);
-  }
   // Told CUDA is there, an import may go on to use it behind the same test, which fails without a
-  // GPU; the calls it makes where CUDA is not are better than none.
+  // GPU; the calls it makes where CUDA is not are better than none. The constructor's share of
+  // the time stays bounded as above.
   if (cap.result == Capture::Result::import_failed && co.target != "cpu") {
     co.target = "cpu";
-    co.timeout_s = std::max(1.0, timeout_s - std::chrono::duration<double>(Clock::now() - start).count());
+    co.timeout_s = co.task.empty() ? left_s() : std::min(left_s() / 2, 180.0);
+    cap = capture_builds(co);
+  }
+  if (cap.result == Capture::Result::worker_failed && !co.task.empty()) {
+    co.task.clear();
+    co.timeout_s = left_s();
     cap = capture_builds(co);
   }
   if (cap.result != Capture::Result::imported) {

@@ -249,7 +249,11 @@ void run_bench(const BenchArgs& a) {
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     rows.push_back(carried[i] ? *carried[i] : bench_row(jobs[i], hashes[i], results[i], errors[i], not_scored[i]));
     if (results[i] || carried[i]) row_provenance.push_back(rows.back().value("provenance", json::object()));
-    if (a.error_first_lines) keep_first_lines(rows.back(), {"error"});
+    if (a.error_first_lines) {
+      keep_first_lines(rows.back(), {"error"});
+      if (auto flags = rows.back().find("flags"); flags != rows.back().end() && flags->is_array())
+        for (auto& flag : *flags) keep_first_lines(flag, {"evidence"});  // an evaluation_error's is the whole error
+    }
   }
   BenchProvenance pooled = pool_bench_provenance(row_provenance);
   const json& provenance = pooled.provenance;

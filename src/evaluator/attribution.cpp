@@ -80,6 +80,13 @@ nlohmann::json Attribution::to_json() const {
 
 namespace {
 
+// A compiler's own error diagnostic ("main.cpp:4:59: error: ...", nvcc's "cuda.cu(181): error:
+// ...", a bare "error: ..."), not a warning's quoted source line that merely holds "error:".
+bool compiler_error_line(std::string_view line) {
+  static const std::regex diagnostic(R"(^\s*(\S+:\d+:(\d+:)? (fatal )?error:|\S+\(\d+\): (catastrophic )?error:|(fatal )?error:))");
+  return std::regex_search(line.begin(), line.end(), diagnostic);
+}
+
 // "swish_cuda: main.cpp:4:59: error: ... was not declared in this scope", or "" when no module
 // of the build record failed: the first line that says error, else the message's first line.
 // A call the build service did not foresee compiled in the candidate's process, which reports
@@ -98,7 +105,7 @@ std::string first_build_error(const nlohmann::json& build) {
     std::string_view rest = message, line = first_line(message);
     while (!rest.empty()) {
       std::string_view l = first_line(rest);
-      if (l.find("error:") != std::string_view::npos) {
+      if (compiler_error_line(l)) {
         line = l;
         break;
       }

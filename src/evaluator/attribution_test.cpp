@@ -55,6 +55,8 @@ TEST(Attribution, ADecoyWhoseExtensionFailedSaysTheCompilersError) {
   nlohmann::json failed = {{"kind", "compile_error"},
                            {"modules", {{{"name", "swish_cuda"},
                                          {"error", "main.cpp: the command exited with status 1\n"
+                                                   "cuda.cu(12): warning #177-D: variable \"e\" was declared but never referenced\n"
+                                                   "      printf(\"swish error: %d\\n\", e);\n"  // quoted source, not a diagnostic
                                                    "main.cpp: In function 'void pybind11_init_swish_cuda(pybind11::module_&)':\n"
                                                    "main.cpp:4:59: error: \u2018swish_forward_kernel\u2019 was not declared in this scope\n"
                                                    "    4 | m.def(\"swish_forward_kernel\", ...);\n"}}}}};

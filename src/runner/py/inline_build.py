@@ -14,6 +14,7 @@ import importlib.util
 import inspect
 import json
 import os
+import re
 import types
 
 import torch.utils.cpp_extension as _ce
@@ -280,12 +281,17 @@ def _import_so(module, so):
     return mod
 
 
+# A compiler's own error diagnostic (g++/clang "main.cpp:4:46: error:", nvcc "cuda.cu(181):
+# error:", a bare "error:"), not a warning's quoted source line that merely holds "error:".
+_COMPILER_ERROR = re.compile(r"^\s*(\S+:\d+:(\d+:)? (fatal )?error:|\S+\(\d+\): (catastrophic )?error:|(fatal )?error:)")
+
+
 def _first_error_line(message):
-    """The compiler's first error line of a failed build ("main.cpp:4:46: error: ..."), else the
-    message's first line: what a reader of the verdict needs, without the source it quotes."""
+    """The compiler's first error line of a failed build, else the message's first line: what a
+    reader of the verdict needs, without the source it quotes."""
     lines = message.splitlines()
     for line in lines:
-        if "error:" in line:
+        if _COMPILER_ERROR.match(line):
             return line.strip()[:240]
     return (lines[0] if lines else "")[:240]
 
