@@ -11,7 +11,7 @@ std::string_view first_line(std::string_view text) {
 std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes) {
   if (text.size() <= max_bytes) return text;
   std::size_t cut = max_bytes;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // text[cut] starts the rest
+  while (cut > 0 && utf8_continuation(text[cut])) --cut;  // text[cut] starts the rest
   return text.substr(0, cut);
 }
 

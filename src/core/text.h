@@ -9,6 +9,9 @@ namespace cudal1 {
 // `text` up to its first line break; a "\r" before the break goes with it.
 std::string_view first_line(std::string_view text);
 
+// A byte inside a UTF-8 character (10xxxxxx): a cut there would split the character.
+inline bool utf8_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
 // At most `max_bytes` of `text`'s start, never ending inside a UTF-8 character (compilers quote
 // names in curly quotes).
 std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes);

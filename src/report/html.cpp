@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/hash.h"
+#include "core/text.h"
 
 namespace cudal1 {
 namespace {
@@ -45,9 +46,6 @@ bool is_dropped_control(char c) {
   auto u = static_cast<unsigned char>(c);
   return (u < 0x20 && c != '\t' && c != '\n' && c != '\r') || u == 0x7F;
 }
-
-// A byte inside a UTF-8 character (10xxxxxx): a cut there would split the character.
-bool utf8_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
 
 }  // namespace
 
@@ -92,9 +90,7 @@ std::string escape_markdown(std::string_view text) {
 
 std::string truncate_utf8(std::string_view text, std::size_t max_bytes) {
   if (text.size() <= max_bytes) return std::string(text);
-  std::size_t cut = max_bytes;
-  while (cut > 0 && utf8_continuation(text[cut])) --cut;
-  return std::string(text.substr(0, cut)) + "\xE2\x80\xA6";  // U+2026
+  return std::string(utf8_prefix(text, max_bytes)) + "\xE2\x80\xA6";  // U+2026
 }
 
 std::string first_and_last_lines(std::string_view text, std::size_t head_bytes, std::size_t tail_bytes) {
