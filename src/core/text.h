@@ -16,4 +16,11 @@ inline bool utf8_continuation(char c) { return (static_cast<unsigned char>(c) & 
 // names in curly quotes).
 std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes);
 
+// The exception line ("torch.AcceleratorError: CUDA error: out of memory") of the last Python
+// traceback in a process's output; empty when there is none. A process that dies before it
+// answers leaves only its stderr, whose first line ("Traceback (most recent call last):") says
+// nothing, and whose last lines may be advice the library printed after the exception. At most
+// `max_bytes` of it: the process may be hostile and its one line endless.
+std::string_view python_exception_line(std::string_view text, std::size_t max_bytes = 300);
+
 }  // namespace cudal1

@@ -172,6 +172,16 @@ bool has_flag(const EvalResult& r, const std::string& id) {
   return std::any_of(r.flags.begin(), r.flags.end(), [&](const Flag& f) { return f.id == id; });
 }
 
+// A process that ends with a traceback on stderr said why there alone: the verdict's first line
+// quotes the exception, so a table of first lines still tells one crash from another.
+TEST(Evaluator, ACrashSaysTheExceptionItsProcessPrinted) {
+  EvalResult r = evaluate(quick("scale_add.py", "crash_traceback_then_exit.py"));
+  ASSERT_EQ(r.status, Status::crash) << r.error;
+  std::string first = r.error.substr(0, r.error.find('\n'));
+  EXPECT_NE(first.find("FileNotFoundError: the weights cache /nonexistent/w.bin is gone"), std::string::npos) << r.error;
+  EXPECT_EQ(first.find("DEBUG=1"), std::string::npos) << r.error;
+}
+
 // A constant added inside the tolerance is another function, not a cheaper way to compute this
 // one: incorrect, whatever --allow-reduced-precision says. The option is offered, and accepts,
 // only where the error is rounding.

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/format.h"
+#include "core/text.h"
 #include "runner/cpu_wait.h"
 #include "core/paths.h"
 
@@ -197,10 +198,13 @@ Error environment_error(const json& b) {
 WorkerReply reference_call(Worker& ref, const json& req, std::chrono::milliseconds timeout,
                            const std::string& task) {
   WorkerReply reply = ref.request(req, timeout);
-  if (reply.kind != WorkerReply::Kind::ok)
-    throw Error(ErrorKind::runner, "the reference worker failed: " + reply.detail,
+  if (reply.kind != WorkerReply::Kind::ok) {
+    // A worker that died before answering (a full device at start-up) said why only on stderr.
+    std::string why(python_exception_line(ref.stderr_tail(4000)));
+    throw Error(ErrorKind::runner, "the reference worker failed: " + reply.detail + (why.empty() ? "" : ": " + why),
                 "run the task on its own with python3 to see whether it works",
                 "stderr: " + ref.stderr_tail(1500));
+  }
   const json& b = reply.body;
   if (b.value("ok", false)) return reply;
   if (b.value("error", "") == "environment") throw environment_error(b);
