@@ -225,6 +225,48 @@ if has cluster; then
   LD_LIBRARY_PATH=$rx/usr/lib/x86_64-linux-gnu "$rx/usr/bin/redis-cli" -p "$rport" shutdown nosave >/dev/null 2>&1
 fi
 
+# 4g. CUDA graph versions of a CUDA-L1 file's tasks, each verified (stage enrich; ENRICH_JSONL,
+# ENRICH_LIMIT; resumable: run again with the same OUT to go on). Runs after 4f, or beside it.
+# ENRICH_DEADLINE (seconds) stops it gently, as BENCH_DEADLINE does (ENRICH_GRACE, default 150);
+# the tally then counts what was verified so far. Its folder and store come back as enrich.tgz,
+# copied every minute meanwhile, and its enrich.jsonl beside it, which the next machine takes as
+# ENRICH_LINES_FROM (verdicts carried without the store).
+# ENRICH_BESIDE=1 with both stages runs it beside the audit, in one call: its checks take the
+# device's shared turn, which the audit's timing waits out (core/timing_turn.h), so the figures
+# stay the audit's own; each process is then given half the device's memory budget.
+run_enrich() {
+  local snapshots
+  # ENRICH_RESTORE: an earlier call's enrich.tgz (from a machine since given back) to go on from.
+  # The store lives in the output folder, its key beside it, so the tarball holds both.
+  [ -n "${ENRICH_RESTORE:-}" ] && [ ! -d "$scratch/enrich" ] && mkdir -p "$scratch/enrich" && tar -xzf "$ENRICH_RESTORE" -C "$scratch/enrich"
+  mkdir -p "$scratch/enrich"
+  scripts/snapshot_store.sh "$scratch/enrich" "$out/enrich.tgz" 60 &
+  snapshots=$!
+  ${ENRICH_DEADLINE:+timeout -s INT -k "${ENRICH_GRACE:-150}" "$(until_deadline "$ENRICH_DEADLINE")"} "$bin/cudal1" enrich --jsonl "${ENRICH_JSONL:?set ENRICH_JSONL}" \
+    --out "$scratch/enrich" --device cuda --lanes "${ENRICH_LANES:-6}" --db "$scratch/enrich/enrich.db" \
+    ${ENRICH_LIMIT:+--limit "$ENRICH_LIMIT"} ${ENRICH_LINES_FROM:+--lines-from "$ENRICH_LINES_FROM"} --error-first-lines \
+    >"$out/enrich_table.txt" 2>"$out/enrich_progress.txt"  # its enrich.jsonl is committed, as bench_rows.json
+  python3 bench/enrich_tally.py "$scratch/enrich/enrich.jsonl" >"$out/enrich.txt" 2>&1
+  cp "$scratch/enrich/enrich.jsonl" "$out/enrich.jsonl"
+  kill "$snapshots" 2>/dev/null; wait "$snapshots" 2>/dev/null
+  scripts/snapshot_store.sh "$scratch/enrich" "$out/enrich.tgz"
+}
+
+# Who holds the device's memory while the audit and enrich run, a line every 15 s (gpu_memory.txt).
+if has audit || has enrich; then
+  scripts/gpu_memory_log.sh "$out/gpu_memory.txt" 15 &
+  memlog=$!
+fi
+enrich_job=
+if has audit && has enrich && [ "${ENRICH_BESIDE:-0}" = 1 ]; then
+  if [ -z "${CUDAL1_DEVICE_MEMORY_GB:-}" ]; then
+    total_mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits -i 0 | head -1)
+    export CUDAL1_DEVICE_MEMORY_GB=$((total_mib * 9 / 10 / 2 / 1024))
+  fi
+  run_enrich &
+  enrich_job=$!
+fi
+
 # 4f. A CUDA-L1 file scored (stage audit: the file BENCH_JSONL names; BENCH_LIMIT rows, BENCH_LANES
 # lanes), with its HTML report. Resumable across machines: its store (results, baselines, the seal's
 # key) comes back as bench_state.tgz, and BENCH_RESTORE=that file puts it back on a fresh machine.
@@ -267,28 +309,8 @@ if has audit; then
     --json --error-first-lines >"$out/bench_rows.json" 2>>"$out/bench_progress.txt" || echo "bench_rows.json: exit $?" >>"$out/bench_cuda_l1.txt"
 fi
 
-# 4g. CUDA graph versions of a CUDA-L1 file's tasks, each verified (stage enrich; ENRICH_JSONL,
-# ENRICH_LIMIT; resumable: run again with the same OUT to go on).
-# ENRICH_DEADLINE (seconds) stops it gently, as BENCH_DEADLINE does (ENRICH_GRACE, default 150);
-# the tally then counts what was verified so far. Its folder and store come back as enrich.tgz,
-# copied every minute meanwhile, and its enrich.jsonl beside it, which the next machine takes as
-# ENRICH_LINES_FROM (verdicts carried without the store).
-if has enrich; then
-  # ENRICH_RESTORE: an earlier call's enrich.tgz (from a machine since given back) to go on from.
-  # The store lives in the output folder, its key beside it, so the tarball holds both.
-  [ -n "${ENRICH_RESTORE:-}" ] && [ ! -d "$scratch/enrich" ] && mkdir -p "$scratch/enrich" && tar -xzf "$ENRICH_RESTORE" -C "$scratch/enrich"
-  mkdir -p "$scratch/enrich"
-  scripts/snapshot_store.sh "$scratch/enrich" "$out/enrich.tgz" 60 &
-  snapshots=$!
-  ${ENRICH_DEADLINE:+timeout -s INT -k "${ENRICH_GRACE:-150}" "$(until_deadline "$ENRICH_DEADLINE")"} "$bin/cudal1" enrich --jsonl "${ENRICH_JSONL:?set ENRICH_JSONL}" \
-    --out "$scratch/enrich" --device cuda --lanes "${ENRICH_LANES:-6}" --db "$scratch/enrich/enrich.db" \
-    ${ENRICH_LIMIT:+--limit "$ENRICH_LIMIT"} ${ENRICH_LINES_FROM:+--lines-from "$ENRICH_LINES_FROM"} --error-first-lines \
-    >"$out/enrich_table.txt" 2>"$out/enrich_progress.txt"  # its enrich.jsonl is committed, as bench_rows.json
-  python3 bench/enrich_tally.py "$scratch/enrich/enrich.jsonl" >"$out/enrich.txt" 2>&1
-  cp "$scratch/enrich/enrich.jsonl" "$out/enrich.jsonl"
-  kill "$snapshots" 2>/dev/null; wait "$snapshots" 2>/dev/null
-  scripts/snapshot_store.sh "$scratch/enrich" "$out/enrich.tgz"
-fi
+if [ -n "$enrich_job" ]; then wait "$enrich_job"; elif has enrich; then run_enrich; fi
+[ -n "${memlog:-}" ] && { kill "$memlog" 2>/dev/null; wait "$memlog" 2>/dev/null; }
 
 # 4h. The optimisation loop (stage optimize): the built-in policy over the whole bundled suite with
 # every baseline (OPT_ROUNDS rounds of OPT_GROUP, resumable: the run folder stays in the scratch),
