@@ -52,6 +52,11 @@ std::string_view without_version(std::string_view name) {
 
 }  // namespace
 
+double precision_ladder_timeout_s(double call_timeout_s, int64_t output_elements) {
+  const double oracle_gib = double(std::max<int64_t>(output_elements, 0)) * 8.0 / double(1ull << 30);
+  return 6 * call_timeout_s + kLadderHostSecondsPerGiB * oracle_gib;
+}
+
 bool is_compiler_name(std::string_view comm) {
   for (auto prefix : kTriplePrefixes)
     if (comm.rfind(prefix, 0) == 0) return true;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -36,6 +37,14 @@ struct CallTimeouts {
 CallTimeouts fit_call_timeouts(std::optional<double> option_s, const std::vector<double>& reference_call_ms);
 // The reference's call time per case, as its load_task reply gives them (0 where missing).
 std::vector<double> reference_call_ms(const json& loaded_cases);
+
+// The precision ladder runs the reference seven ways (a float64 oracle, as it is, TF32, bf16 and
+// fp16 each by autocast and by cast), each compared with the oracle in float64: six call
+// timeouts. Where the device is full (other lanes' memory) each step is done again on the host,
+// at the host's pace, which grows with the outputs: kLadderHostSecondsPerGiB more per GiB of the
+// oracle's float64 outputs (a 16384 x 16384 output took longer than the six call timeouts there).
+inline constexpr double kLadderHostSecondsPerGiB = 120;
+double precision_ladder_timeout_s(double call_timeout_s, int64_t output_elements);
 
 // Whether a process's command name (/proc/PID/comm) is a compiler, linker or build driver.
 bool is_compiler_name(std::string_view comm);

@@ -25,6 +25,14 @@ TEST(CallBudget, WithoutAnOptionEachCaseGetsFiftyTimesTheReferencesCallAtLeastTe
   EXPECT_TRUE(j["first_call_extended_for"].is_null());
 }
 
+TEST(CallBudget, ThePrecisionLadderHasTimeForTheHostWhereTheOutputsAreLarge) {
+  EXPECT_DOUBLE_EQ(precision_ladder_timeout_s(10, 0), 60);
+  EXPECT_NEAR(precision_ladder_timeout_s(10, 1 << 20), 60, 1.0);  // a 4 MiB output: hardly more
+  // A 16384 x 16384 float32 output: a 2 GiB oracle, four more minutes for the host.
+  EXPECT_DOUBLE_EQ(precision_ladder_timeout_s(10, int64_t(16384) * 16384), 60 + 2 * kLadderHostSecondsPerGiB);
+  EXPECT_DOUBLE_EQ(precision_ladder_timeout_s(20, -5), 120);
+}
+
 TEST(CallBudget, ReferenceCallTimesComeFromTheLoadTaskReply) {
   json cases = json::array({{{"call_ms", 2.5}}, json::object()});
   EXPECT_EQ(reference_call_ms(cases), (std::vector<double>{2.5, 0.0}));

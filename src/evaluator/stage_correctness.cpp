@@ -188,7 +188,11 @@ Verdict check_precision(PreparedEvaluation& p, Session& s, const std::vector<Ten
   // The oracle's outputs go to a folder hidden from the candidate's process, deleted once read.
   fs::path file = p.oracle_dir / "oracle_0.ctf";
   json req = {{"op", "precision_ladder"}, {"case", 0}, {"oracle_file", file.string()}};
-  json rep = reference_call(*p.ref, req, seconds_to_ms(s.call_timeout_s) * 6, o.task_path).body;
+  int64_t elements = 0;
+  for (auto& e : expected)
+    if (e.is_tensor && dtype_is_float(e.dtype)) elements += e.numel();
+  json rep = reference_call(*p.ref, req, seconds_to_ms(precision_ladder_timeout_s(s.call_timeout_s, elements)),
+                            o.task_path).body;
   if (rep.contains("skipped")) {
     r.correctness["precision"] = {{"skipped", rep["skipped"]}};
     return {};
