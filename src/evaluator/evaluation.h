@@ -29,6 +29,11 @@ inline std::chrono::milliseconds seconds_to_ms(double s) {
   return std::chrono::milliseconds(static_cast<long long>(s * 1000));
 }
 
+// A worker taking its device (start_worker_device): a CUDA context and cuBLAS's and cuDNN's
+// handles, seconds even on a loaded machine; a hang (a wedged driver) must not hold the lane for
+// the build timeout.
+inline constexpr double kWorkerStartS = 120;
+
 // What candidate and reference code alike must not see.
 std::vector<std::string> hidden_from_sandboxes(const EvalOptions& o);
 

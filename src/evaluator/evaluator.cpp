@@ -213,6 +213,7 @@ ReferenceRun stage_reference(PreparedEvaluation& p, StageClock& stages) {
   json request = {{"op", "load_task"}, {"task", r.task_path}, {"workdir", p.shared.string()},
                   {"private", p.secret.string()}, {"inits", p.plan.inits},
                   {"cases", p.plan.cases}};
+  start_worker_device(*p.ref, seconds_to_ms(kWorkerStartS));
   ref.loaded = reference_call(*p.ref, request, seconds_to_ms(o.build_timeout_s), o.task_path).body;
   for (auto& c : ref.loaded["cases"]) {
     fs::path f = c["expected"].get<std::string>();
@@ -264,6 +265,7 @@ json candidate_load_request(const PreparedEvaluation& p, const json& loaded) {
 Verdict stage_load_candidate(PreparedEvaluation& p, const json& load_request, StageClock& stages) {
   EvalResult& r = p.r;
   stages.enter(Stage::candidate);
+  start_worker_device(*p.cand, seconds_to_ms(kWorkerStartS));
   WorkerReply lr = p.cand->request(load_request, seconds_to_ms(p.o.build_timeout_s));
   // Which load_inline calls the prebuilt modules answered, as the candidate's process tells it:
   // for a person reading the result (a "missed" call compiled in that process), never a verdict.

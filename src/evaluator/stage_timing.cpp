@@ -33,6 +33,7 @@ Verdict retime_in_fresh_process(PreparedEvaluation& p, Session& s, const json& l
   p.cand->shutdown();
   p.cand = std::make_unique<Worker>(p.cspec);
   s.candidate = p.cand.get();
+  start_worker_device(*p.cand, seconds_to_ms(kWorkerStartS));
   WorkerReply again = p.cand->request(load_request, seconds_to_ms(p.o.build_timeout_s));
   Verdict failed = candidate_failure(again, "reloading the candidate in a fresh process",
                                      p.cand->stderr_tail(), r);

@@ -31,6 +31,12 @@ class FakeEngine : public EvaluationEngine {
     judge(options, Stage::prepare);
     return std::make_unique<Run>(*this, options);
   }
+  // The most evaluations prepared and not yet running at one moment (a real one's prepared
+  // workers hold their processes and, on a GPU, their CUDA contexts).
+  int most_waiting() {
+    std::lock_guard<std::mutex> l(m_);
+    return most_waiting_;
+  }
 
   std::vector<EvalOptions> prepared() { return copy(prepared_); }
   std::vector<EvalOptions> ran() { return copy(ran_); }
@@ -42,13 +48,29 @@ class FakeEngine : public EvaluationEngine {
  private:
   class Run : public PreparedRun {
    public:
-    Run(FakeEngine& engine, EvalOptions options) : engine_(engine), options_(std::move(options)) {}
-    EvalResult run() override { return engine_.run(options_); }
+    Run(FakeEngine& engine, EvalOptions options) : engine_(engine), options_(std::move(options)) {
+      engine_.waiting(+1);
+    }
+    ~Run() override {
+      if (!started_) engine_.waiting(-1);
+    }
+    EvalResult run() override {
+      started_ = true;
+      engine_.waiting(-1);
+      return engine_.run(options_);
+    }
 
    private:
     FakeEngine& engine_;
     EvalOptions options_;
+    bool started_ = false;
   };
+
+  void waiting(int change) {
+    std::lock_guard<std::mutex> l(m_);
+    waiting_ += change;
+    most_waiting_ = std::max(most_waiting_, waiting_);
+  }
 
   EvalResult run(const EvalOptions& options) {
     note(ran_, options);
@@ -77,7 +99,7 @@ class FakeEngine : public EvaluationEngine {
 
   std::mutex m_;
   std::vector<EvalOptions> prepared_, ran_;
-  int running_ = 0, most_at_once_ = 0;
+  int running_ = 0, most_at_once_ = 0, waiting_ = 0, most_waiting_ = 0;
 };
 
 // Verdicts a judge hands back.

@@ -88,6 +88,13 @@ struct Prepared {
 class Handover {
  public:
   explicit Handover(std::size_t capacity) : capacity_(std::max<std::size_t>(1, capacity)) {}
+  // Blocks until a prepared evaluation could be put. The one producer waits here before it
+  // prepares the next: one prepared and waiting to be put would be one more than the capacity,
+  // holding its workers (a CUDA context each) outside the device's memory budget.
+  void wait_for_room() {
+    std::unique_lock<std::mutex> l(m_);
+    cv_.wait(l, [&] { return items_.size() < capacity_; });
+  }
   void put(Prepared p) {
     std::unique_lock<std::mutex> l(m_);
     cv_.wait(l, [&] { return items_.size() < capacity_; });
@@ -296,8 +303,12 @@ QueueStats run_queue(const std::vector<QueueJob>& jobs, const QueueConfig& confi
     }
     auto handover = std::make_shared<Handover>(std::size_t(config.prefetch));
     threads.emplace_back([&, device, handover] {
-      while (std::optional<std::size_t> i = gate.take_ready())
+      for (;;) {
+        handover->wait_for_room();  // before taking a job: another lane may be free for it sooner
+        std::optional<std::size_t> i = gate.take_ready();
+        if (!i) break;
         handover->put(prepare_job(jobs[*i], *i, device, shares, gate, *engine));
+      }
       handover->close();
     });
     threads.emplace_back([&, lane, handover] {

@@ -120,6 +120,20 @@ TEST(QueueUnit, OneLaneRunsAndReportsJobsInJobOrder) {
   }
 }
 
+// A lane's prepared evaluations hold their workers (on a GPU, a CUDA context each) outside any
+// memory budget until they run: no more of them than the prefetch asked for.
+TEST(QueueUnit, ALaneHoldsNoMorePreparedEvaluationsThanItsPrefetch) {
+  for (int prefetch : {1, 2}) {
+    auto engine = std::make_shared<FakeEngine>();
+    engine->run_time = std::chrono::milliseconds(30);
+    QueueConfig config;
+    config.prefetch = prefetch;
+    Ran r = run(jobs_named({"a", "b", "c", "d", "e", "f"}), config, engine);
+    EXPECT_EQ(r.stats.done, 6u);
+    EXPECT_EQ(engine->most_waiting(), prefetch);
+  }
+}
+
 TEST(QueueUnit, APrepareThatThrowsIsThatJobsErrorAndTheOthersGoOn) {
   auto engine = std::make_shared<FakeEngine>();
   engine->judge = [](const EvalOptions& o, Stage stage) {

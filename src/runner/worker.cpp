@@ -224,6 +224,23 @@ WorkerReply reference_call(Worker& ref, const json& req, std::chrono::millisecon
               tail(b.value("traceback", ""), 2000));
 }
 
+void start_worker_device(Worker& worker, std::chrono::milliseconds timeout) {
+  WorkerReply reply = worker.request({{"op", "start"}}, timeout);
+  std::string why;
+  if (reply.kind != WorkerReply::Kind::ok) {
+    std::string exception(python_exception_line(worker.stderr_tail(4000)));
+    why = reply.detail + (exception.empty() ? "" : ": " + exception);
+  } else if (!reply.body.value("ok", false)) {
+    why = reply.body.value("type", std::string("error")) + ": " + reply.body.value("message", std::string());
+  } else {
+    return;
+  }
+  throw Error(ErrorKind::runner, "the " + worker.role_name() + " worker could not take its device: " + why,
+              "when the device was out of memory, other processes held it: run fewer lanes (--lanes), or give each "
+              "cudal1 on this machine a share with CUDAL1_DEVICE_MEMORY_GB",
+              "stderr: " + worker.stderr_tail(1500));
+}
+
 std::string Worker::stderr_tail(std::size_t max_bytes) const {
   const std::string& t = process_->stderr_tail();
   return t.size() <= max_bytes ? t : t.substr(t.size() - max_bytes);

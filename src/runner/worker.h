@@ -73,6 +73,7 @@ class Worker {
   Process& process() { return *process_; }
   const std::string& workdir() const { return workdir_; }
   std::string stderr_tail(std::size_t max_bytes = 4000) const;
+  const std::string& role_name() const { return role_name_; }  // "reference" or "candidate"
 
  private:
   std::unique_ptr<Process> process_;
@@ -88,5 +89,12 @@ class Worker {
 // with file:line when the task does not load or its Model fails.
 WorkerReply reference_call(Worker& ref, const json& req, std::chrono::milliseconds timeout,
                            const std::string& task);
+
+// Makes the worker take its device (a CUDA context, its libraries' handles, the timer). A worker
+// touches no device before: a queue starts workers ahead of their evaluation, and their contexts
+// would hold GPU memory outside the lanes' budget of it. A worker sent no start takes the device
+// with its first request. No hosted code has run when this is answered, so a failure is the
+// machine's (a device others filled): throws Error(runner), with the worker's account of it.
+void start_worker_device(Worker& worker, std::chrono::milliseconds timeout);
 
 }  // namespace cudal1

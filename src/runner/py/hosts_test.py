@@ -18,7 +18,7 @@ with_torch.ensure()
 from candidate_host import CandidateHost  # noqa: E402
 from reference_host import ReferenceHost  # noqa: E402
 
-BOTH = {"env", "calls"}
+BOTH = {"env", "calls", "start"}
 REFERENCE = {"load_task", "describe", "ceilings", "eager_time", "lint_task", "baselines",
              "baselines_prepare", "baselines_time", "sample", "precision_ladder", "oracle",
              "prepare_build", "cuda_arch"}
@@ -46,6 +46,49 @@ class EachRoleItsOwnOps(unittest.TestCase):
         for host in (ReferenceHost("cpu"), CandidateHost("cpu")):
             with self.subTest(role=host.role):
                 self.assertTrue(host.handle("env", {})["ok"])
+
+
+class NoDeviceBeforeTheStart(unittest.TestCase):
+    """A queue starts workers ahead of their evaluation; a CUDA context made then held GPU memory
+    outside the lanes' budget, and a later worker died of `CUDA error: out of memory` as it
+    started. The device is taken at the start op (or the first op of a caller that sends none)."""
+
+    def test_a_cuda_host_is_made_without_touching_cuda(self):
+        import torch
+        calls = []
+        saved = torch.cuda.set_device, torch.cuda.current_device
+        torch.cuda.set_device = lambda *a: calls.append("set_device")
+        torch.cuda.current_device = lambda: calls.append("current_device") or 0
+        try:
+            for host_class in (ReferenceHost, CandidateHost):
+                host = host_class("cuda:0")
+                self.assertIsNone(host.timer)
+        finally:
+            torch.cuda.set_device, torch.cuda.current_device = saved
+        self.assertEqual(calls, [])
+
+    def test_the_start_op_takes_the_device_once(self):
+        host = ReferenceHost("cpu")
+        self.assertEqual(host.handle("start", {}), {"ok": True, "device": "cpu"})
+        timer = host.timer
+        self.assertIsNotNone(timer)
+        self.assertTrue(host.handle("start", {})["ok"])
+        self.assertIs(host.timer, timer)
+
+    def test_a_first_op_without_a_start_takes_the_device_itself(self):
+        host = CandidateHost("cpu")
+        self.assertTrue(host.handle("env", {})["ok"])
+        self.assertIsNotNone(host.timer)
+
+    def test_a_device_that_cannot_be_taken_is_the_devices_failure(self):
+        host = ReferenceHost("cpu")
+
+        def full():
+            raise RuntimeError("CUDA error: out of memory")
+        host._start_device = full
+        self.assertEqual(host.handle("start", {}), {"ok": False, "error": "device", "type": "RuntimeError",
+                                                    "message": "CUDA error: out of memory"})
+        self.assertIsNone(host.timer)
 
 
 class TheReferencePaysTheCandidatesHarness(unittest.TestCase):

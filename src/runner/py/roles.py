@@ -95,25 +95,43 @@ class Host:
     role = None  # "reference" or "candidate", in the reply to an op of the other role
 
     def __init__(self, device):
+        # Nothing on the device yet: a queue starts workers ahead of their evaluation, and a
+        # CUDA context made now would hold GPU memory outside the lanes' budget of it until then.
         self.device = torch.device(device)
+        self.models = {}      # init index -> module
+        self.cases = []       # list of (init index, inputs on device)
+        self.poison_sizes = []
+        self.timer = self.runner = None
+        self.idle = calls.IdleWatch()
+
+    def _start_device(self):
         if self.device.type == "cuda":
             if self.device.index is None:  # "cuda" means the current device
                 self.device = torch.device("cuda", torch.cuda.current_device())
             torch.cuda.set_device(self.device)
             _warm_libraries(self.device)
-        self.models = {}      # init index -> module
-        self.cases = []       # list of (init index, inputs on device)
-        self.poison_sizes = []
         # Made before any candidate code runs: what they bind is the real thing.
         self.timer = Timer(self.device)
         self.runner = calls.Runner(self.device, self.timer)
-        self.idle = calls.IdleWatch()
+
+    def op_start(self, req):
+        """The device's context, its libraries' handles and the timer, once the evaluation has
+        reserved the device's memory for them. A failure here is the machine's (a device others
+        filled), never the task's or the candidate's: no hosted code has run yet."""
+        if self.timer is None:
+            try:
+                self._start_device()
+            except Exception as e:  # noqa: BLE001 — reported as the device's, with its account
+                return {"ok": False, "error": "device", "type": type(e).__name__, "message": str(e)[:2000]}
+        return {"ok": True, "device": str(self.device)}
 
     def handle(self, op, req):
         fn = getattr(self, "op_" + str(op), None)
         if fn is None:
             return {"ok": False, "error": "protocol",
                     "message": f"unknown op {op!r} for {self.role}"}
+        if self.timer is None and op != "start":
+            self._start_device()  # a caller that sends no start op gets the device with its first one
         return fn(req)
 
     def op_env(self, req):
