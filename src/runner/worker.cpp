@@ -230,6 +230,8 @@ void start_worker_device(Worker& worker, std::chrono::milliseconds timeout) {
   if (reply.kind != WorkerReply::Kind::ok) {
     std::string exception(python_exception_line(worker.stderr_tail(4000)));
     why = reply.detail + (exception.empty() ? "" : ": " + exception);
+  } else if (reply.body.value("error", "") == "environment") {
+    throw environment_error(reply.body);  // this Python cannot run on the device at all
   } else if (!reply.body.value("ok", false)) {
     why = reply.body.value("type", std::string("error")) + ": " + reply.body.value("message", std::string());
   } else {
