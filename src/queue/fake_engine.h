@@ -31,9 +31,10 @@ class FakeEngine : public EvaluationEngine {
     judge(options, Stage::prepare);
     return std::make_unique<Run>(*this, options);
   }
-  // The most evaluations prepared and not yet running at one moment (a real one's prepared
-  // workers hold their processes and, on a GPU, their CUDA contexts).
-  int most_waiting() {
+  // The most evaluations prepared and not yet running as a run ended (a real one's prepared
+  // workers hold their processes). Counted then, not at every change: a lane takes its next
+  // evaluation a moment before it runs it, while its preparer may already prepare the one after.
+  int most_waiting_as_runs_end() {
     std::lock_guard<std::mutex> l(m_);
     return most_waiting_;
   }
@@ -69,7 +70,6 @@ class FakeEngine : public EvaluationEngine {
   void waiting(int change) {
     std::lock_guard<std::mutex> l(m_);
     waiting_ += change;
-    most_waiting_ = std::max(most_waiting_, waiting_);
   }
 
   EvalResult run(const EvalOptions& options) {
@@ -82,6 +82,7 @@ class FakeEngine : public EvaluationEngine {
     {
       std::lock_guard<std::mutex> l(m_);
       --running_;
+      most_waiting_ = std::max(most_waiting_, waiting_);
     }
     EvalResult r = judge(options, Stage::run);
     r.task_path = options.task_path;

@@ -125,12 +125,12 @@ TEST(QueueUnit, OneLaneRunsAndReportsJobsInJobOrder) {
 TEST(QueueUnit, ALaneHoldsNoMorePreparedEvaluationsThanItsPrefetch) {
   for (int prefetch : {1, 2}) {
     auto engine = std::make_shared<FakeEngine>();
-    engine->run_time = std::chrono::milliseconds(30);
+    engine->run_time = std::chrono::milliseconds(100);  // time for the preparer to fill what it may
     QueueConfig config;
     config.prefetch = prefetch;
-    Ran r = run(jobs_named({"a", "b", "c", "d", "e", "f"}), config, engine);
-    EXPECT_EQ(r.stats.done, 6u);
-    EXPECT_EQ(engine->most_waiting(), prefetch);
+    Ran r = run(jobs_named({"a", "b", "c", "d", "e"}), config, engine);
+    EXPECT_EQ(r.stats.done, 5u);
+    EXPECT_LE(engine->most_waiting_as_runs_end(), prefetch);
   }
 }
 

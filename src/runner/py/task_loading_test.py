@@ -104,7 +104,7 @@ class SeedsDrawAsBefore(unittest.TestCase):
 
     def test_the_files_the_reference_hands_the_candidate(self):
         with tempfile.TemporaryDirectory() as d:
-            reply = ReferenceHost("cpu").op_load_task({
+            reply = ReferenceHost("cpu").handle("load_task", {
                 "task": os.path.join(TASKS, "gemm_relu.py"), "workdir": d, "private": d,
                 "inits": [{"seed": 5}, {"seed": 6}],
                 "cases": [{"init": 1, "dist": "heavy_tailed", "seed": 99}]})
