@@ -97,6 +97,17 @@ has() { [[ " $stages " == *" $1 "* ]]; }
 # Seconds left until DEADLINE seconds after this script started (unpacking and the sandbox's
 # checks included), at least 30: a deadline planned against a call's limit holds whatever came first.
 until_deadline() { local left=$(($1 - SECONDS)); echo $((left > 30 ? left : 30)); }
+# The grace after DEADLINE ($1), GRACE ($2) at most; with CALL_LIMIT (the device call's limit, in
+# seconds) no more than leaves 25 s before it for the reports and the store's last copy: a grace
+# that outlived the call lost the store's last minute and the stage's own output.
+grace_after() {
+  local grace=$2
+  if [ -n "${CALL_LIMIT:-}" ]; then
+    local room=$((CALL_LIMIT - $1 - 25))
+    grace=$((room < grace ? room : grace))
+  fi
+  echo $((grace > 10 ? grace : 10))
+}
 verdict_secs=0
 
 if has tests || has cuda-corpus || has gpu-unit; then
@@ -227,7 +238,8 @@ fi
 
 # 4g. CUDA graph versions of a CUDA-L1 file's tasks, each verified (stage enrich; ENRICH_JSONL,
 # ENRICH_LIMIT; resumable: run again with the same OUT to go on). Runs after 4f, or beside it.
-# ENRICH_DEADLINE (seconds) stops it gently, as BENCH_DEADLINE does (ENRICH_GRACE, default 150);
+# ENRICH_DEADLINE (seconds) stops it gently, as BENCH_DEADLINE does (ENRICH_GRACE, default 150,
+# cut to fit CALL_LIMIT when set);
 # the tally then counts what was verified so far. Its folder and store come back as enrich.tgz,
 # copied every minute meanwhile, and its enrich.jsonl beside it, which the next machine takes as
 # ENRICH_LINES_FROM (verdicts carried without the store).
@@ -242,7 +254,7 @@ run_enrich() {
   mkdir -p "$scratch/enrich"
   scripts/snapshot_store.sh "$scratch/enrich" "$out/enrich.tgz" 60 &
   snapshots=$!
-  ${ENRICH_DEADLINE:+timeout -s INT -k "${ENRICH_GRACE:-150}" "$(until_deadline "$ENRICH_DEADLINE")"} "$bin/cudal1" enrich --jsonl "${ENRICH_JSONL:?set ENRICH_JSONL}" \
+  ${ENRICH_DEADLINE:+timeout -s INT -k "$(grace_after "$ENRICH_DEADLINE" "${ENRICH_GRACE:-150}")" "$(until_deadline "$ENRICH_DEADLINE")"} "$bin/cudal1" enrich --jsonl "${ENRICH_JSONL:?set ENRICH_JSONL}" \
     --out "$scratch/enrich" --device cuda --lanes "${ENRICH_LANES:-6}" --db "$scratch/enrich/enrich.db" \
     ${ENRICH_LIMIT:+--limit "$ENRICH_LIMIT"} ${ENRICH_LINES_FROM:+--lines-from "$ENRICH_LINES_FROM"} --error-first-lines \
     >"$out/enrich_table.txt" 2>"$out/enrich_progress.txt"  # its enrich.jsonl is committed, as bench_rows.json
@@ -281,7 +293,7 @@ if has audit; then
   # A copy of the store every minute meanwhile: a call cut by its time limit still returns it.
   scripts/snapshot_store.sh "$scratch/bench_state" "$out/bench_state.tgz" 60 &
   snapshots=$!
-  ${BENCH_DEADLINE:+timeout -s INT -k "${BENCH_GRACE:-150}" "$(until_deadline "$BENCH_DEADLINE")"} "$bin/cudal1" bench --jsonl "$BENCH_JSONL" --limit "${BENCH_LIMIT:-20}" \
+  ${BENCH_DEADLINE:+timeout -s INT -k "$(grace_after "$BENCH_DEADLINE" "${BENCH_GRACE:-150}")" "$(until_deadline "$BENCH_DEADLINE")"} "$bin/cudal1" bench --jsonl "$BENCH_JSONL" --limit "${BENCH_LIMIT:-20}" \
     ${BENCH_ROWS_FROM:+--rows-from "$BENCH_ROWS_FROM"} --device cuda --lanes "${BENCH_LANES:-1}" --db "$scratch/bench_state/results.db" --work "$scratch/bench_work" \
     --html "$out/bench.html" --markdown "$out/bench.md" >"$out/bench_cuda_l1.txt" 2>"$out/bench_progress.txt"
   rc=$?
