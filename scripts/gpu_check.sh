@@ -239,44 +239,52 @@ fi
 # 4g. CUDA graph versions of a CUDA-L1 file's tasks, each verified (stage enrich; ENRICH_JSONL,
 # ENRICH_LIMIT; resumable: run again with the same OUT to go on). Runs after 4f, or beside it.
 # ENRICH_DEADLINE (seconds) stops it gently, as BENCH_DEADLINE does (ENRICH_GRACE, default 150,
-# cut to fit CALL_LIMIT when set);
-# the tally then counts what was verified so far. Its folder and store come back as enrich.tgz,
-# copied every minute meanwhile, and its enrich.jsonl beside it, which the next machine takes as
-# ENRICH_LINES_FROM (verdicts carried without the store).
+# cut to fit CALL_LIMIT when set); the tally then counts what was verified so far. Its folder
+# comes back as enrich.tgz, copied every minute meanwhile: the store, the generated files, its
+# enrich.jsonl (which the next machine takes as ENRICH_LINES_FROM: verdicts carried without the
+# store) and its logs (progress.txt, table.txt, tally.txt); the device returns 8 files at most.
 # ENRICH_BESIDE=1 with both stages runs it beside the audit, in one call: its checks take the
 # device's shared turn, which the audit's timing waits out (core/timing_turn.h), so the figures
-# stay the audit's own; each process is then given half the device's memory budget.
+# stay the audit's own. Each process's lanes then share half the device's memory budget (a
+# budget holds only where a process has several lanes on the device).
 run_enrich() {
-  local snapshots
+  local snapshots dir=$scratch/enrich
   # ENRICH_RESTORE: an earlier call's enrich.tgz (from a machine since given back) to go on from.
   # The store lives in the output folder, its key beside it, so the tarball holds both.
-  [ -n "${ENRICH_RESTORE:-}" ] && [ ! -d "$scratch/enrich" ] && mkdir -p "$scratch/enrich" && tar -xzf "$ENRICH_RESTORE" -C "$scratch/enrich"
-  mkdir -p "$scratch/enrich"
-  scripts/snapshot_store.sh "$scratch/enrich" "$out/enrich.tgz" 60 &
+  [ -n "${ENRICH_RESTORE:-}" ] && [ ! -d "$dir" ] && mkdir -p "$dir" && tar -xzf "$ENRICH_RESTORE" -C "$dir"
+  mkdir -p "$dir"
+  scripts/snapshot_store.sh "$dir" "$out/enrich.tgz" 60 &
   snapshots=$!
-  ${ENRICH_DEADLINE:+timeout -s INT -k "$(grace_after "$ENRICH_DEADLINE" "${ENRICH_GRACE:-150}")" "$(until_deadline "$ENRICH_DEADLINE")"} "$bin/cudal1" enrich --jsonl "${ENRICH_JSONL:?set ENRICH_JSONL}" \
-    --out "$scratch/enrich" --device cuda --lanes "${ENRICH_LANES:-6}" --db "$scratch/enrich/enrich.db" \
+  ${ENRICH_DEADLINE:+timeout -s INT -k "$(grace_after "$ENRICH_DEADLINE" "${ENRICH_GRACE:-150}")" "$(until_deadline "$ENRICH_DEADLINE")"} "$bin/cudal1" enrich --jsonl "$ENRICH_JSONL" \
+    --out "$dir" --device cuda --lanes "${ENRICH_LANES:-6}" --db "$dir/enrich.db" \
     ${ENRICH_LIMIT:+--limit "$ENRICH_LIMIT"} ${ENRICH_LINES_FROM:+--lines-from "$ENRICH_LINES_FROM"} --error-first-lines \
-    >"$out/enrich_table.txt" 2>"$out/enrich_progress.txt"  # its enrich.jsonl is committed, as bench_rows.json
-  python3 bench/enrich_tally.py "$scratch/enrich/enrich.jsonl" >"$out/enrich.txt" 2>&1
-  cp "$scratch/enrich/enrich.jsonl" "$out/enrich.jsonl"
+    >"$dir/table.txt" 2>"$dir/progress.txt"  # its enrich.jsonl is committed, as bench_rows.json
+  python3 bench/enrich_tally.py "$dir/enrich.jsonl" >"$dir/tally.txt" 2>&1
   kill "$snapshots" 2>/dev/null; wait "$snapshots" 2>/dev/null
-  scripts/snapshot_store.sh "$scratch/enrich" "$out/enrich.tgz"
+  scripts/snapshot_store.sh "$dir" "$out/enrich.tgz"
 }
 
-# Who holds the device's memory while the audit and enrich run, a line every 15 s (gpu_memory.txt).
+if has audit; then : "${BENCH_JSONL:?stage audit scores the CUDA-L1 file BENCH_JSONL names}"; fi
+if has enrich; then : "${ENRICH_JSONL:?stage enrich writes the CUDA graph versions of the tasks of the CUDA-L1 file ENRICH_JSONL names}"; fi
+# Who holds the device's memory while the audit and enrich run: a line every 15 s, appended to
+# gpu.txt (the device returns 8 files at most).
+background=()
+stop_background() { local p; for p in "${background[@]}"; do pkill -TERM -P "$p" 2>/dev/null; kill "$p" 2>/dev/null; done; }
+trap stop_background EXIT
 if has audit || has enrich; then
-  scripts/gpu_memory_log.sh "$out/gpu_memory.txt" 15 &
+  scripts/gpu_memory_log.sh "$out/gpu.txt" 15 &
   memlog=$!
+  background+=("$memlog")
 fi
 enrich_job=
 if has audit && has enrich && [ "${ENRICH_BESIDE:-0}" = 1 ]; then
-  if [ -z "${CUDAL1_DEVICE_MEMORY_GB:-}" ]; then
-    total_mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits -i 0 | head -1)
+  total_mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits -i 0 2>/dev/null | head -1)
+  if [ -z "${CUDAL1_DEVICE_MEMORY_GB:-}" ] && [[ "$total_mib" =~ ^[0-9]+$ ]] && [ "$total_mib" -gt 0 ]; then
     export CUDAL1_DEVICE_MEMORY_GB=$((total_mib * 9 / 10 / 2 / 1024))
   fi
   run_enrich &
   enrich_job=$!
+  background+=("$enrich_job")
 fi
 
 # 4f. A CUDA-L1 file scored (stage audit: the file BENCH_JSONL names; BENCH_LIMIT rows, BENCH_LANES
@@ -287,7 +295,6 @@ fi
 # (written from the store when the grace ran out). BENCH_ROWS_FROM: a bench JSON of rows scored on
 # earlier machines (`cudal1 bench --stored-only --json` over a returned store), taken as they are.
 if has audit; then
-  : "${BENCH_JSONL:?stage audit scores the CUDA-L1 file BENCH_JSONL names}"
   mkdir -p "$scratch/bench_state"
   [ -n "${BENCH_RESTORE:-}" ] && [ ! -f "$scratch/bench_state/results.db" ] && tar -xzf "$BENCH_RESTORE" -C "$scratch/bench_state"
   # A copy of the store every minute meanwhile: a call cut by its time limit still returns it.
@@ -323,6 +330,7 @@ fi
 
 if [ -n "$enrich_job" ]; then wait "$enrich_job"; elif has enrich; then run_enrich; fi
 [ -n "${memlog:-}" ] && { kill "$memlog" 2>/dev/null; wait "$memlog" 2>/dev/null; }
+background=()
 
 # 4h. The optimisation loop (stage optimize): the built-in policy over the whole bundled suite with
 # every baseline (OPT_ROUNDS rounds of OPT_GROUP, resumable: the run folder stays in the scratch),
@@ -412,4 +420,7 @@ if has tests || has cuda-corpus || has gpu-unit; then
   echo
 fi
 if [ -s "${CUDAL1_CORPUS_LOG:-}" ]; then python3 bench/corpus_table.py "$CUDAL1_CORPUS_LOG"; echo; fi
-for f in tasks_sol.txt solutions.txt bench.txt lint.txt builds.txt baselines.txt aa.txt aa_sandbox.txt cluster.txt bench_cuda_l1.txt throughput.txt enrich.txt optimize_builtin.txt optimize_replay.txt trainer.txt; do [ -s "$out/$f" ] && { cat "$out/$f"; echo; }; done
+for f in tasks_sol.txt solutions.txt bench.txt lint.txt builds.txt baselines.txt aa.txt aa_sandbox.txt cluster.txt bench_cuda_l1.txt throughput.txt "$scratch/enrich/tally.txt" optimize_builtin.txt optimize_replay.txt trainer.txt; do
+  [[ "$f" == /* ]] || f=$out/$f
+  [ -s "$f" ] && { cat "$f"; echo; }
+done

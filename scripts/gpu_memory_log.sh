@@ -14,7 +14,7 @@ role() {  # a short name for a pid's command
     *cudal1_worker.py\ reference*) echo "reference" ;;
     *cudal1_worker.py\ candidate*) echo "candidate" ;;
     *cudal1_worker.py*) echo "worker" ;;
-    *) set -- $args; echo "${1##*/}" ;;
+    *) set -- $args; echo "${1:-?}" | sed 's|.*/||' ;;
   esac
 }
 sample() {
@@ -36,6 +36,7 @@ stop=0
 trap 'stop=1' TERM INT
 while [ "$stop" = 0 ]; do
   sample
+  [ "$stop" = 0 ] || break  # told to stop while nvidia-smi ran: no last sleep
   sleep "$every" &
   wait $! 2>/dev/null
 done

@@ -395,13 +395,14 @@ EvalResult run_evaluation(PreparedEvaluation& first) {
       a.result = run_once(p);
     } catch (const Error& e) {
       // The reference's failures are the task's (a thrown Error), except running out of GPU
-      // memory that other processes hold: that is the machine's, retried like the candidate's.
+      // memory that other processes hold (the reference's, or a worker's as it took the device):
+      // that is the machine's, retried like the candidate's.
       auto oom = parse_device_out_of_memory(e.message());
       if (!oom || !oom->others_to_blame()) throw;
       a.result = std::move(p.r);
       a.result.status = Status::runtime_error;
       a.result.accepted = false;
-      a.result.error = "the reference ran out of GPU memory: " + e.message();
+      a.result.error = "out of GPU memory that other processes held: " + e.message();
     }
     if (p.cand) a.candidate_exit = p.cand->process().exit_info();
     a.oom_kills_after = oom_kill_count();

@@ -180,7 +180,7 @@ TEST(InfrastructureFaults, OutOfMemoryOnAGpuOthersFilledIsNoTaskErrorForTheRefer
   EvalResult r = evaluate(o);  // no throw: not the task's fault
   ASSERT_TRUE(r.infrastructure_failure()) << r.error;
   EXPECT_EQ(r.infrastructure["cause"], kDeviceMemoryCause);
-  EXPECT_NE(r.error.find("the reference ran out of GPU memory"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("out of GPU memory that other processes held"), std::string::npos) << r.error;
   EXPECT_EQ(store.save(r, o.protocol_key(), o.device, "src"), 0);
 }
 

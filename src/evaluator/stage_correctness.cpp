@@ -14,6 +14,14 @@ namespace cudal1 {
 
 namespace {
 
+// Elements of the float outputs: what a float64 oracle of them holds, in eights of bytes.
+int64_t float_elements(const std::vector<TensorValue>& outputs) {
+  int64_t n = 0;
+  for (auto& e : outputs)
+    if (e.is_tensor && dtype_is_float(e.dtype)) n += e.numel();
+  return n;
+}
+
 // A case that failed the tolerance against the reference, judged against the float64 oracle
 // instead (oracle.h): it passes when the candidate is at least as close to the exact result as
 // the reference is. The oracle's outputs, like the ladder's, never reach the candidate's folder.
@@ -22,7 +30,9 @@ bool passes_against_oracle(PreparedEvaluation& p, Session& s, std::size_t k,
                            const std::vector<TensorValue>& actual, json& verdict) {
   fs::path file = p.oracle_dir / ("oracle_case_" + std::to_string(k) + ".ctf");
   json req = {{"op", "oracle"}, {"case", k}, {"oracle_file", file.string()}};
-  json rep = reference_call(*p.ref, req, seconds_to_ms(s.call_timeout_s) * 6, p.o.task_path).body;
+  // On a full device the oracle runs on the host, as the ladder's does: the same allowance.
+  json rep = reference_call(*p.ref, req, seconds_to_ms(precision_ladder_timeout_s(s.call_timeout_s, float_elements(expected))),
+                            p.o.task_path).body;
   if (rep.contains("skipped")) {
     verdict["oracle"] = {{"skipped", rep["skipped"]}};
     return false;
@@ -188,10 +198,7 @@ Verdict check_precision(PreparedEvaluation& p, Session& s, const std::vector<Ten
   // The oracle's outputs go to a folder hidden from the candidate's process, deleted once read.
   fs::path file = p.oracle_dir / "oracle_0.ctf";
   json req = {{"op", "precision_ladder"}, {"case", 0}, {"oracle_file", file.string()}};
-  int64_t elements = 0;
-  for (auto& e : expected)
-    if (e.is_tensor && dtype_is_float(e.dtype)) elements += e.numel();
-  json rep = reference_call(*p.ref, req, seconds_to_ms(precision_ladder_timeout_s(s.call_timeout_s, elements)),
+  json rep = reference_call(*p.ref, req, seconds_to_ms(precision_ladder_timeout_s(s.call_timeout_s, float_elements(expected))),
                             o.task_path).body;
   if (rep.contains("skipped")) {
     r.correctness["precision"] = {{"skipped", rep["skipped"]}};

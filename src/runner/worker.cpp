@@ -15,7 +15,10 @@ Worker::Worker(const WorkerSpec& spec)
     : role_name_(spec.role == WorkerRole::reference ? "reference" : "candidate"), workdir_(spec.workdir) {
   ProcessSpec ps;
   auto script = python_worker_dir() / "cudal1_worker.py";
-  ps.argv = {spec.python, "-B", script.string(), role_name_, "--device", spec.device};
+  // -s: no per-user site folder. HOME is the worker's own folder, which a candidate writes and a
+  // later process of it (the re-timing one) shares: a .pth file planted there would run at that
+  // interpreter's start, before the worker made anything it relies on.
+  ps.argv = {spec.python, "-B", "-s", script.string(), role_name_, "--device", spec.device};
   ps.cwd = spec.workdir;
   ps.limits = spec.limits;
   ps.env = spec.env;
@@ -193,21 +196,36 @@ Error environment_error(const json& b) {
   return Error(ErrorKind::runner, b.value("message", "the Python cannot run on this device"), hint,
                "python " + text("python") + ", torch " + text("torch") + ", CUDA " + text("cuda"));
 }
+
+// A worker that could not take its device (a CUDA context, the libraries' handles): the machine's
+// failure, never the task's or the candidate's, since no hosted code had run.
+Error device_error(const Worker& worker, const std::string& why) {
+  return Error(ErrorKind::runner, "the " + worker.role_name() + " worker could not take its device: " + why,
+               "when the device was out of memory, other processes held it: run fewer lanes (--lanes), or give each "
+               "cudal1 on this machine a share with CUDAL1_DEVICE_MEMORY_GB",
+               "stderr: " + worker.stderr_tail(1500));
+}
+
+// ": <exception>" for a worker that died with a Python traceback on stderr (its only account of
+// why); nothing for a timeout or any other end, whose stderr may hold an old, handled one.
+std::string died_of(const WorkerReply& reply, const Worker& worker) {
+  if (reply.kind != WorkerReply::Kind::exited) return "";
+  std::string exception(python_exception_line(worker.stderr_tail(4000)));
+  return exception.empty() ? "" : ": " + exception;
+}
 }  // namespace
 
 WorkerReply reference_call(Worker& ref, const json& req, std::chrono::milliseconds timeout,
                            const std::string& task) {
   WorkerReply reply = ref.request(req, timeout);
-  if (reply.kind != WorkerReply::Kind::ok) {
-    // A worker that died before answering (a full device at start-up) said why only on stderr.
-    std::string why(python_exception_line(ref.stderr_tail(4000)));
-    throw Error(ErrorKind::runner, "the reference worker failed: " + reply.detail + (why.empty() ? "" : ": " + why),
+  if (reply.kind != WorkerReply::Kind::ok)
+    throw Error(ErrorKind::runner, "the reference worker failed: " + reply.detail + died_of(reply, ref),
                 "run the task on its own with python3 to see whether it works",
                 "stderr: " + ref.stderr_tail(1500));
-  }
   const json& b = reply.body;
   if (b.value("ok", false)) return reply;
   if (b.value("error", "") == "environment") throw environment_error(b);
+  if (b.value("error", "") == "device") throw device_error(ref, b.value("type", "error") + ": " + b.value("message", ""));
   if (b.value("error", "") == "task") {
     const json& f = b["failure"];
     std::string where = f.value("file", task);
@@ -226,21 +244,10 @@ WorkerReply reference_call(Worker& ref, const json& req, std::chrono::millisecon
 
 void start_worker_device(Worker& worker, std::chrono::milliseconds timeout) {
   WorkerReply reply = worker.request({{"op", "start"}}, timeout);
-  std::string why;
-  if (reply.kind != WorkerReply::Kind::ok) {
-    std::string exception(python_exception_line(worker.stderr_tail(4000)));
-    why = reply.detail + (exception.empty() ? "" : ": " + exception);
-  } else if (reply.body.value("error", "") == "environment") {
-    throw environment_error(reply.body);  // this Python cannot run on the device at all
-  } else if (!reply.body.value("ok", false)) {
-    why = reply.body.value("type", std::string("error")) + ": " + reply.body.value("message", std::string());
-  } else {
-    return;
-  }
-  throw Error(ErrorKind::runner, "the " + worker.role_name() + " worker could not take its device: " + why,
-              "when the device was out of memory, other processes held it: run fewer lanes (--lanes), or give each "
-              "cudal1 on this machine a share with CUDAL1_DEVICE_MEMORY_GB",
-              "stderr: " + worker.stderr_tail(1500));
+  if (reply.kind != WorkerReply::Kind::ok) throw device_error(worker, reply.detail + died_of(reply, worker));
+  const json& b = reply.body;
+  if (b.value("error", "") == "environment") throw environment_error(b);  // this Python cannot use the device at all
+  if (!b.value("ok", false)) throw device_error(worker, b.value("type", "error") + ": " + b.value("message", ""));
 }
 
 std::string Worker::stderr_tail(std::size_t max_bytes) const {

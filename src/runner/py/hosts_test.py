@@ -86,9 +86,12 @@ class NoDeviceBeforeTheStart(unittest.TestCase):
         def full():
             raise RuntimeError("CUDA error: out of memory")
         host._start_device = full
-        self.assertEqual(host.handle("start", {}), {"ok": False, "error": "device", "type": "RuntimeError",
-                                                    "message": "CUDA error: out of memory"})
+        refused = {"ok": False, "error": "device", "type": "RuntimeError", "message": "CUDA error: out of memory"}
+        self.assertEqual(host.handle("start", {}), refused)
         self.assertIsNone(host.timer)
+        # Taken with a first op instead: the reply is still the device's, never that op's own
+        # failure (which the parent would blame on the task).
+        self.assertEqual(host.handle("env", {}), refused)
 
 
 class TheReferencePaysTheCandidatesHarness(unittest.TestCase):

@@ -131,7 +131,9 @@ class Host:
             return {"ok": False, "error": "protocol",
                     "message": f"unknown op {op!r} for {self.role}"}
         if self.timer is None and op != "start":
-            self._start_device()  # a caller that sends no start op gets the device with its first one
+            started = self.op_start({})  # a caller that sends no start gets the device with its first op
+            if not started["ok"]:
+                return started  # the device's failure, not the op's (a task's or a candidate's)
         return fn(req)
 
     def op_env(self, req):
