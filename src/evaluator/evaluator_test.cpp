@@ -153,21 +153,6 @@ TEST(Evaluator, LargeSpeedupsAreRetimedInAFreshProcess) {
   EXPECT_DOUBLE_EQ(r.speedup.at("eager"), std::min(again["first"].get<double>(), again["second"].get<double>()));
 }
 
-// The fresh process that re-times a large speedup shares the candidate's folder, its HOME: a .pth
-// file the first process planted in Python's user site there would run at interpreter start,
-// before the worker's timer exists, and end the evaluation as the machine's failure.
-TEST(Evaluator, AFilePlantedInTheUserSiteNeverRunsInTheProcessThatRetimes) {
-  EvalOptions o;
-  o.task_path = (fixtures_dir() / "tasks" / "row_loop_norm.py").string();
-  o.candidate_path = (fixtures_dir() / "candidates" / "ok_row_loop_norm_plants_user_site_pth.py").string();
-  o.device = CUDAL1_TEST_DEVICE;
-  o.buckets = 3;
-  o.calls_per_bucket = 4;
-  EvalResult r = evaluate(o);  // throws, "could not take its device", when the file runs
-  ASSERT_TRUE(r.accepted) << r.error;
-  EXPECT_TRUE(r.statistics.contains("fresh_process_remeasure")) << r.statistics.dump();
-}
-
 }  // namespace
 
 namespace {
@@ -185,6 +170,15 @@ EvalOptions quick(const std::string& task, const std::string& candidate) {
 
 bool has_flag(const EvalResult& r, const std::string& id) {
   return std::any_of(r.flags.begin(), r.flags.end(), [&](const Flag& f) { return f.id == id; });
+}
+
+// The fresh process that re-times a large speedup shares the candidate's folder, its HOME: a .pth
+// file the first process planted in Python's user site there would run at interpreter start,
+// before the worker's timer exists, and end the evaluation as the machine's failure.
+TEST(Evaluator, AFilePlantedInTheUserSiteNeverRunsInTheProcessThatRetimes) {
+  EvalResult r = evaluate(quick("row_loop_norm.py", "ok_row_loop_norm_plants_user_site_pth.py"));
+  ASSERT_TRUE(r.accepted) << r.error;  // evaluate throws "could not take its device" when the file runs
+  EXPECT_TRUE(r.statistics.contains("fresh_process_remeasure")) << r.statistics.dump();
 }
 
 // A process that ends with a traceback on stderr said why there alone: the verdict's first line
