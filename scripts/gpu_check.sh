@@ -420,7 +420,8 @@ if has tests || has cuda-corpus || has gpu-unit; then
   echo
 fi
 if [ -s "${CUDAL1_CORPUS_LOG:-}" ]; then python3 bench/corpus_table.py "$CUDAL1_CORPUS_LOG"; echo; fi
-for f in tasks_sol.txt solutions.txt bench.txt lint.txt builds.txt baselines.txt aa.txt aa_sandbox.txt cluster.txt bench_cuda_l1.txt throughput.txt "$scratch/enrich/tally.txt" optimize_builtin.txt optimize_replay.txt trainer.txt; do
+enrich_tally=; has enrich && enrich_tally=$scratch/enrich/tally.txt  # the scratch outlives a call: not an earlier one's
+for f in tasks_sol.txt solutions.txt bench.txt lint.txt builds.txt baselines.txt aa.txt aa_sandbox.txt cluster.txt bench_cuda_l1.txt throughput.txt $enrich_tally optimize_builtin.txt optimize_replay.txt trainer.txt; do
   [[ "$f" == /* ]] || f=$out/$f
   [ -s "$f" ] && { cat "$f"; echo; }
 done
