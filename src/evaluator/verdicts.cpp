@@ -1,7 +1,6 @@
 #include "evaluator/verdicts.h"
 
 #include "core/encoding.h"
-#include "core/text.h"
 
 namespace cudal1 {
 
@@ -31,10 +30,7 @@ Verdict candidate_failure(const WorkerReply& reply, const std::string& what,
   switch (reply.kind) {
     case K::ok: break;
     case K::timeout: return {Status::timeout, what + ": " + reply.detail, true};
-    case K::exited: {
-      std::string why(python_exception_line(stderr_tail));
-      return {Status::crash, what + ": " + reply.detail + (why.empty() ? "" : ": " + why) + err_tail, true};
-    }
+    case K::exited: return {Status::crash, what + ": " + reply.detail + died_of(reply, stderr_tail) + err_tail, true};
     case K::output_flood:
     case K::memory_exceeded: return {Status::runtime_error, what + ": " + reply.detail, true};
     case K::protocol_error:

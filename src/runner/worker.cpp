@@ -206,12 +206,9 @@ Error device_error(const Worker& worker, const std::string& why) {
                "stderr: " + worker.stderr_tail(1500));
 }
 
-// ": <exception>" for a worker that died with a Python traceback on stderr (its only account of
-// why); nothing for a timeout or any other end, whose stderr may hold an old, handled one.
-std::string died_of(const WorkerReply& reply, const Worker& worker) {
-  if (reply.kind != WorkerReply::Kind::exited) return "";
-  std::string exception(python_exception_line(worker.stderr_tail(4000)));
-  return exception.empty() ? "" : ": " + exception;
+// The `error: device` reply's account: "RuntimeError: CUDA error: out of memory".
+Error device_error(const Worker& worker, const json& reply_body) {
+  return device_error(worker, reply_body.value("type", "error") + ": " + reply_body.value("message", ""));
 }
 }  // namespace
 
@@ -219,13 +216,13 @@ WorkerReply reference_call(Worker& ref, const json& req, std::chrono::millisecon
                            const std::string& task) {
   WorkerReply reply = ref.request(req, timeout);
   if (reply.kind != WorkerReply::Kind::ok)
-    throw Error(ErrorKind::runner, "the reference worker failed: " + reply.detail + died_of(reply, ref),
+    throw Error(ErrorKind::runner, "the reference worker failed: " + reply.detail + died_of(reply, ref.stderr_tail()),
                 "run the task on its own with python3 to see whether it works",
                 "stderr: " + ref.stderr_tail(1500));
   const json& b = reply.body;
   if (b.value("ok", false)) return reply;
   if (b.value("error", "") == "environment") throw environment_error(b);
-  if (b.value("error", "") == "device") throw device_error(ref, b.value("type", "error") + ": " + b.value("message", ""));
+  if (b.value("error", "") == "device") throw device_error(ref, b);
   if (b.value("error", "") == "task") {
     const json& f = b["failure"];
     std::string where = f.value("file", task);
@@ -244,10 +241,16 @@ WorkerReply reference_call(Worker& ref, const json& req, std::chrono::millisecon
 
 void start_worker_device(Worker& worker, std::chrono::milliseconds timeout) {
   WorkerReply reply = worker.request({{"op", "start"}}, timeout);
-  if (reply.kind != WorkerReply::Kind::ok) throw device_error(worker, reply.detail + died_of(reply, worker));
+  if (reply.kind != WorkerReply::Kind::ok) throw device_error(worker, reply.detail + died_of(reply, worker.stderr_tail()));
   const json& b = reply.body;
   if (b.value("error", "") == "environment") throw environment_error(b);  // this Python cannot use the device at all
-  if (!b.value("ok", false)) throw device_error(worker, b.value("type", "error") + ": " + b.value("message", ""));
+  if (!b.value("ok", false)) throw device_error(worker, b);
+}
+
+std::string died_of(const WorkerReply& reply, std::string_view stderr_text) {
+  if (reply.kind != WorkerReply::Kind::exited) return "";
+  std::string exception(python_exception_line(stderr_text));
+  return exception.empty() ? "" : ": " + exception;
 }
 
 std::string Worker::stderr_tail(std::size_t max_bytes) const {

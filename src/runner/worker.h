@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -89,6 +90,11 @@ class Worker {
 // with file:line when the task does not load or its Model fails.
 WorkerReply reference_call(Worker& ref, const json& req, std::chrono::milliseconds timeout,
                            const std::string& task);
+
+// ": <exception>" for a worker that died with a Python traceback on stderr (its only account of
+// why: the traceback's first line says nothing); nothing for a timeout or any other end, whose
+// stderr may hold an old, handled one.
+std::string died_of(const WorkerReply& reply, std::string_view stderr_text);
 
 // Makes the worker take its device (a CUDA context, its libraries' handles, the timer). A worker
 // touches no device before: a queue starts workers ahead of their evaluation, and their contexts
