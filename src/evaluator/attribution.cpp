@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <regex>
 #include <string_view>
+#include <vector>
 
 #include "core/text.h"
 
@@ -87,11 +88,22 @@ bool compiler_error_line(std::string_view line) {
   return std::regex_search(line.begin(), line.end(), diagnostic);
 }
 
+// The line of a compiler's message worth showing: the first that says error, else its first line.
+std::string_view error_line_of(std::string_view message) {
+  for (std::string_view rest = message; !rest.empty();) {
+    std::string_view l = first_line(rest);
+    if (compiler_error_line(l)) return l;
+    rest.remove_prefix(std::min(rest.size(), l.size() + 1));
+  }
+  return first_line(message);
+}
+
 // "swish_cuda: main.cpp:4:59: error: ... was not declared in this scope", or "" when no module
-// of the build record failed: the first line that says error, else the message's first line.
-// A call the build service did not foresee compiled in the candidate's process, which reports
-// its failure itself (calls_reported.in_process_failed): cut here again, as the process is the
-// candidate's.
+// of the build record failed. When several failed, the first one's error and the others' names
+// ("; relu_cuda and 1 more also failed"): a reader who fixes the first should know it is not the
+// last. A call the build service did not foresee compiled in the candidate's process, which
+// reports its failure itself (calls_reported.in_process_failed): cut here again, as the process
+// is the candidate's.
 std::string first_build_error(const nlohmann::json& build) {
   if (!build.is_object()) return "";
   const nlohmann::json calls = build.value("calls_reported", nlohmann::json::object());
@@ -99,22 +111,20 @@ std::string first_build_error(const nlohmann::json& build) {
   if (in_process.is_array() && !in_process.empty() && in_process[0].is_string())
     return "in the candidate's process: " + std::string(utf8_prefix(first_line(in_process[0].get_ref<const std::string&>()), 240));
   if (build.value("kind", "") != "compile_error") return "";
+  std::string first;
+  std::vector<std::string> others;
   for (const auto& m : build.value("modules", nlohmann::json::array())) {
     const std::string message = m.is_object() ? m.value("error", "") : "";
     if (message.empty()) continue;
-    std::string_view rest = message, line = first_line(message);
-    while (!rest.empty()) {
-      std::string_view l = first_line(rest);
-      if (compiler_error_line(l)) {
-        line = l;
-        break;
-      }
-      rest.remove_prefix(std::min(rest.size(), l.size() + 1));
-    }
     const std::string name = m.value("name", "");
-    return (name.empty() ? "" : name + ": ") + std::string(utf8_prefix(line, 240));
+    if (first.empty())
+      first = (name.empty() ? "" : name + ": ") + std::string(utf8_prefix(error_line_of(message), 240));
+    else
+      others.push_back(name.empty() ? "an unnamed module" : name);
   }
-  return "";
+  if (others.size() == 1) first += "; " + others[0] + " also failed";
+  if (others.size() > 1) first += "; " + others[0] + " and " + std::to_string(others.size() - 1) + " more also failed";
+  return first;
 }
 
 }  // namespace

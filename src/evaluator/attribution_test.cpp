@@ -66,6 +66,14 @@ TEST(Attribution, ADecoyWhoseExtensionFailedSaysTheCompilersError) {
   // A message without an "error:" line gives its first line; the source line it quotes never comes along.
   failed["modules"][0]["error"] = "nvcc timed out after 900 s\n  some code";
   EXPECT_NE(decoy_evidence(d, failed).find("(swish_cuda: nvcc timed out after 900 s)"), std::string::npos);
+  // Several modules failed: the first one's error, then the others by name, so fixing the first is
+  // not mistaken for fixing the build.
+  failed["modules"].push_back({{"name", "relu_cuda"}, {"error", "cuda.cu(3): error: identifier \"x\" is undefined"}});
+  EXPECT_NE(decoy_evidence(d, failed).find("(swish_cuda: nvcc timed out after 900 s; relu_cuda also failed)"), std::string::npos);
+  failed["modules"].push_back({{"name", "built_fine"}});  // no error: not counted
+  failed["modules"].push_back({{"name", "gelu_cuda"}, {"error", "error: out of memory"}});
+  EXPECT_NE(decoy_evidence(d, failed).find("(swish_cuda: nvcc timed out after 900 s; relu_cuda and 1 more also failed)"),
+            std::string::npos);
   // A call compiled in the candidate's own process reports its failure itself; its text is cut again.
   nlohmann::json missed = {{"kind", "none"},
                            {"calls_reported", {{"missed", {"ab12"}}, {"in_process_failed", {"main.cpp:4:46: error: \u2018forward\u2019 was not declared\nquoted code"}}}}};
