@@ -104,7 +104,7 @@ std::string_view error_line_of(std::string_view message) {
 // last. A call the build service did not foresee compiled in the candidate's process, which
 // reports its failure itself (calls_reported.in_process_failed): cut here again, as the process
 // is the candidate's.
-std::string first_build_error(const nlohmann::json& build) {
+std::string build_failure_in_brief(const nlohmann::json& build) {
   if (!build.is_object()) return "";
   const nlohmann::json calls = build.value("calls_reported", nlohmann::json::object());
   const nlohmann::json in_process = calls.is_object() ? calls.value("in_process_failed", nlohmann::json::array()) : nlohmann::json();
@@ -133,7 +133,7 @@ std::string decoy_evidence(const Attribution& a, const nlohmann::json& build) {
   std::string evidence = "the candidate defines kernels (" + (a.defined.empty() ? std::string() : a.defined.front()) +
                          (a.defined.size() > 1 ? ", ..." : "") + ") but none ran in " + std::to_string(int(a.total_us())) +
                          " us of GPU work: PyTorch's or library kernels did the work";
-  if (std::string error = first_build_error(build); !error.empty())
+  if (std::string error = build_failure_in_brief(build); !error.empty())
     evidence += "; its extension did not build (" + error + "), so what ran is the candidate's fallback";
   return evidence;
 }
