@@ -6,7 +6,8 @@
 #   init    `train init`: random weights, the bundled Qwen-style tokenizer fixture
 #   sft     `train sft --full` on the store's accepted answers, each faster one also under a
 #           contrastive prompt (TR_SFT_CONTRASTIVE copies; 0 keeps CUDA-L1's first-round set)
-#   selfsup `train selfsup --full`: rounds of sample, evaluate, learn from the correct ones
+#   selfsup `train selfsup --full`: rounds of sample, evaluate, learn from the correct ones, under
+#           first-round and (TR_SELFSUP_SHARE of the rounds, with contrastive SFT) contrastive prompts
 #   crl     `train crl --full`: rounds of GRPO on contrastive prompts, KL to the SFT+selfsup start
 # After init, sft, selfsup and crl the model answers every task TR_GROUP times (one loop round,
 # `optimize --policy model`, the same seed and prompts each time), once with first-round prompts
@@ -81,9 +82,12 @@ if [ ! -d "$scratch/sft/model" ]; then
     grep -h '^{.*"answer_too_long"' "$log" | tail -1 >"$scratch/sft_summary.json"
 fi
 measure sft "$scratch/sft/model"
+# Stage 2 asks both kinds of prompt SFT taught (TR_SELFSUP_SHARE of each task's rounds contrastive):
+# trained on first-round prompts alone, the model forgot the contrastive ones stage 3 asks.
+[ "${TR_SFT_CONTRASTIVE:-2}" -gt 0 ] && selfsup_share=${TR_SELFSUP_SHARE:-0.5} || selfsup_share=0
 [ -d "$scratch/selfsup/model" ] || step "$bin" train selfsup --model "$scratch/sft/model" --out "$scratch/selfsup" --full $tasks \
   -d "$dev" --dtype float32 --rounds "${TR_SELFSUP_ROUNDS:-${TR_ROUNDS:-3}}" --group "$group" --temperature "$temp" --max-new-tokens "$new" --lr "${TR_RL_LR:-2e-4}" \
-  --micro-batch 4 --lanes "$lanes" --seed 21
+  --exemplars "${TR_EXEMPLARS:-2}" --exemplar-share "$selfsup_share" --micro-batch 4 --lanes "$lanes" --seed 21
 measure selfsup "$scratch/selfsup/model"
 [ -d "$scratch/crl/model" ] || step "$bin" train crl --model "$scratch/selfsup/model" --out "$scratch/crl" --full $tasks \
   -d "$dev" --dtype float32 --rounds "${TR_CRL_ROUNDS:-${TR_ROUNDS:-3}}" --group "$group" --temperature "$temp" --max-new-tokens "$new" --lr "${TR_RL_LR:-2e-4}" \

@@ -22,6 +22,11 @@ void add_loop_options(CLI::App* cmd, LoopArgs& a) {
   cmd->add_option("--tau", a.tau, "softmax temperature over score buckets")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--buckets", a.buckets, "score buckets")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--exemplars", a.picks, "earlier variants a prompt shows (distinct buckets)")->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--exemplar-share", a.exemplar_share,
+                  "share of each task's rounds whose prompt shows the exemplars (the others are first-round prompts; "
+                  "0.5 alternates, half the tasks each round)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   cmd->add_option("--max-prompt-tokens", a.max_prompt_tokens, "prompt budget; exemplars are shortened to fit")->capture_default_str();
   cmd->add_option("--prompts", a.prompts, "folder of prompt templates (default: the bundled prompts/)");
   cmd->add_option("--gpus", a.gpus, "use at most this many GPUs (0: all)");
@@ -92,6 +97,7 @@ rl::LoopConfig loop_config(const LoopArgs& a, const std::string& eval_device) {
   c.sampler.tau = a.tau;
   c.sampler.buckets = a.buckets;
   c.sampler.picks = a.picks;
+  c.sampler.share = a.exemplar_share;
   c.templates = policy::PromptTemplates::load(a.prompts.empty() ? policy::bundled_prompts_dir() : fs::path(a.prompts));
   c.budget.max_tokens = a.max_prompt_tokens;
   c.eval.timing = !a.no_timing;

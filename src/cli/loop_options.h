@@ -21,6 +21,7 @@ struct LoopArgs {
   bool all = false;
   int group = 4, lanes = 2, gpus = 0, picks = 2, buckets = 8;
   double tau = 1.0, memory_budget_gb = 0;
+  double exemplar_share = 1.0;      // the share of a task's rounds whose prompt shows exemplars
   std::size_t max_prompt_tokens = 12000;
   uint64_t seed = 1;
   BaselineArgs baselines;
@@ -31,7 +32,7 @@ struct LoopArgs {
 };
 
 // Registers the positional tasks and --all --suite --group --seed --tau --buckets --exemplars
-// --max-prompt-tokens --prompts --gpus --lanes --eval-memory-gb --baselines --baseline --no-timing,
+// --exemplar-share --max-prompt-tokens --prompts --gpus --lanes --eval-memory-gb --baselines --baseline --no-timing,
 // --turns (1..8) --gamma (0..1), and --redis with its kin (cli/redis_options.h).
 void add_loop_options(CLI::App* cmd, LoopArgs& a);
 

@@ -74,6 +74,7 @@ void count_failure(TaskOutcome& out, const RlSample& x) {
 // One task through the run: where its earlier rounds left it and this round's answers.
 struct TaskRun {
   const LoopTask* task = nullptr;
+  std::size_t index = 0;  // the task's place in the run (spreads first-round and contrastive rounds)
   std::string reference, task_hash;
   fs::path best_file;
   int next_round = 1, since_better = 0;
@@ -226,6 +227,7 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
   for (std::size_t t = 0; t < tasks.size(); ++t) {
     TaskRun& tr = runs[t];
     tr.task = &tasks[t];
+    tr.index = t;
     tr.reference = read_file(tasks[t].path.string());
     tr.task_hash = sha256_hex(tr.reference);
     tr.outcome.id = tasks[t].id;
@@ -283,7 +285,8 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
     const LoopTask& task = *tr.task;
     std::mt19937_64 rng(c.seed ^ std::hash<std::string>{}(task.id) ^ (uint64_t(round) * 0x9e3779b97f4a7c15ull));
     // The prompt: earlier accepted variants of this task on this device, by score bucket.
-    std::vector<Store::Exemplar> known = exemplars_of(tr.task_hash);
+    std::vector<Store::Exemplar> known;
+    if (round_shows_exemplars(c.sampler.share, round, tr.index)) known = exemplars_of(tr.task_hash);
     std::vector<Exemplar> scored;
     for (auto& e : known) scored.push_back({e.candidate_hash, e.speedup});
     base_request(tr, round, rng());

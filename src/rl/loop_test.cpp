@@ -176,6 +176,32 @@ TEST(Loop, AResumedRunGoesOnWithAContrastivePromptAndStopsWithoutProgress) {
   EXPECT_EQ(run.store.run_samples("test").size(), 9u);
 }
 
+// A stage that asks both kinds of prompt: with half the rounds contrastive, a task's rounds
+// alternate, and a round without exemplars is a first-round prompt though earlier files exist.
+TEST(Loop, AShareOfRoundsShowsExemplarsAndTheOthersAreFirstRoundPrompts) {
+  LoopRun run;
+  run.config.rounds = 1;
+  ScriptedPolicy first;
+  rl::run_loop(run.tasks, first, run.store, run.config);
+
+  run.config.rounds = 3;
+  run.config.patience = 5;
+  run.config.sampler.share = 0.5;
+  ScriptedPolicy again;
+  rl::run_loop(run.tasks, again, run.store, run.config);
+  ASSERT_EQ(again.requests.size(), 2u);
+  EXPECT_EQ(again.requests[0].round, 2);
+  EXPECT_TRUE(again.requests[0].exemplars.empty());
+  EXPECT_EQ(again.requests[0].prompt.find("ok_scale_add_alpha"), std::string::npos);
+  EXPECT_EQ(again.requests[1].round, 3);
+  ASSERT_EQ(again.requests[1].exemplars.size(), 1u);
+  EXPECT_EQ(again.requests[1].exemplar_labels[0], "ok");
+  auto stored = run.store.run_samples("test");
+  ASSERT_EQ(stored.size(), 9u);
+  EXPECT_TRUE(stored[3].exemplars.empty());    // round 2's first row
+  EXPECT_EQ(stored[6].exemplars.size(), 1u);   // round 3's
+}
+
 // The live line counts an answer as soon as its evaluation finishes, not when the round is written.
 TEST(Loop, ProgressCountsAnswersAsTheirEvaluationsFinish) {
   LoopRun run;

@@ -8,6 +8,14 @@
 
 namespace cudal1::rl {
 
+bool round_shows_exemplars(double share, int round, std::size_t task_index) {
+  if (share >= 1.0) return true;
+  if (share <= 0.0) return false;
+  // The k-th (round, task) slot shows them when floor((k + 1) * share) steps past floor(k * share).
+  const double k = double(round) + double(task_index);
+  return std::floor((k + 1.0) * share) > std::floor(k * share);
+}
+
 std::vector<Bucket> make_buckets(const std::vector<Exemplar>& exemplars, const SamplerConfig& config) {
   if (!(config.tau > 0)) throw Error(ErrorKind::usage, "the sampler's tau must be above 0", "pass a positive --tau");
   if (config.buckets < 1) throw Error(ErrorKind::usage, "the sampler needs at least one bucket", "pass --buckets 1 or more");

@@ -21,6 +21,9 @@ struct SamplerConfig {
   double tau = 1.0;       // softmax temperature over centred bucket means (in score units)
   int buckets = 8;        // equal-width buckets over [min score, max score]
   int picks = 2;          // distinct buckets drawn, one exemplar from each
+  // The share of a task's rounds whose prompt shows exemplars; the others are first-round prompts.
+  // A model taught both kinds (SFT with contrastive copies) forgets the kind a stage never asks.
+  double share = 1.0;
 };
 
 struct Bucket {
@@ -36,6 +39,12 @@ std::vector<Bucket> make_buckets(const std::vector<Exemplar>& exemplars, const S
 // bucket, in the order drawn. Empty when there are no exemplars. Exemplars with the same id (one
 // file measured on two devices) count as one, the first of them: a prompt never shows one file as
 // two versions.
+// Whether `round` (from 1) of the task at `task_index` shows exemplars under `share`: the rounds
+// that do are spread evenly over each task's rounds, and neighbouring tasks are out of step, so a
+// round of several tasks asks both kinds (0.5: every other round, half the tasks each round).
+// share >= 1: every round; share <= 0: none.
+bool round_shows_exemplars(double share, int round, std::size_t task_index);
+
 std::vector<std::size_t> sample_exemplars(const std::vector<Exemplar>& exemplars, const SamplerConfig& config,
                                           std::mt19937_64& rng);
 

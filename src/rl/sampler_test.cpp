@@ -114,5 +114,25 @@ TEST(Sampler, BadConfigurationIsAUsageError) {
   EXPECT_THROW(make_buckets(scores({1.0}), c), Error);
 }
 
+// The rounds that show exemplars are spread evenly: every one at 1, none at 0, every other at
+// 0.5 with neighbouring tasks out of step (so one round of two tasks asks both kinds), one in four
+// at 0.25.
+TEST(Sampler, AShareOfRoundsIsSpreadOverRoundsAndTasks) {
+  for (int r = 1; r <= 8; ++r) {
+    EXPECT_TRUE(round_shows_exemplars(1.0, r, 0));
+    EXPECT_FALSE(round_shows_exemplars(0.0, r, 3));
+    EXPECT_NE(round_shows_exemplars(0.5, r, 0), round_shows_exemplars(0.5, r + 1, 0));
+    EXPECT_NE(round_shows_exemplars(0.5, r, 0), round_shows_exemplars(0.5, r, 1));
+  }
+  for (std::size_t task = 0; task < 5; ++task) {
+    int shown = 0;
+    for (int r = 1; r <= 8; ++r) shown += round_shows_exemplars(0.25, r, task);
+    EXPECT_EQ(shown, 2) << "task " << task;
+    shown = 0;
+    for (int r = 1; r <= 10; ++r) shown += round_shows_exemplars(0.3, r, task);
+    EXPECT_EQ(shown, 3) << "task " << task;
+  }
+}
+
 }  // namespace
 }  // namespace cudal1::rl
