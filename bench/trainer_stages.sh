@@ -84,14 +84,16 @@ fi
 measure sft "$scratch/sft/model"
 # Stage 2 asks both kinds of prompt SFT taught (TR_SELFSUP_SHARE of each task's rounds contrastive):
 # trained on first-round prompts alone, the model forgot the contrastive ones stage 3 asks.
+# TR_LOSS_AGG: how both RL stages turn per-token terms into a loss (`train selfsup --loss-agg`).
+loss_agg=${TR_LOSS_AGG:-seq-mean-token-mean}
 [ "${TR_SFT_CONTRASTIVE:-2}" -gt 0 ] && selfsup_share=${TR_SELFSUP_SHARE:-0.5} || selfsup_share=0
 [ -d "$scratch/selfsup/model" ] || step "$bin" train selfsup --model "$scratch/sft/model" --out "$scratch/selfsup" --full $tasks \
   -d "$dev" --dtype float32 --rounds "${TR_SELFSUP_ROUNDS:-${TR_ROUNDS:-3}}" --group "$group" --temperature "$temp" --max-new-tokens "$new" --lr "${TR_RL_LR:-2e-4}" \
-  --exemplars "${TR_EXEMPLARS:-2}" --exemplar-share "$selfsup_share" --micro-batch 4 --lanes "$lanes" --seed 21
+  --exemplars "${TR_EXEMPLARS:-2}" --exemplar-share "$selfsup_share" --loss-agg "$loss_agg" --micro-batch 4 --lanes "$lanes" --seed 21
 measure selfsup "$scratch/selfsup/model"
 [ -d "$scratch/crl/model" ] || step "$bin" train crl --model "$scratch/selfsup/model" --out "$scratch/crl" --full $tasks \
   -d "$dev" --dtype float32 --rounds "${TR_CRL_ROUNDS:-${TR_ROUNDS:-3}}" --group "$group" --temperature "$temp" --max-new-tokens "$new" --lr "${TR_RL_LR:-2e-4}" \
-  --micro-batch 4 --lanes "$lanes" --seed 31
+  --loss-agg "$loss_agg" --micro-batch 4 --lanes "$lanes" --seed 31
 measure crl "$scratch/crl/model"
 
 done_stages=$(for d in sft selfsup crl; do [ -f "$scratch/$d/train_log.jsonl" ] && echo "$scratch/$d"; done)

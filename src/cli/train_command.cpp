@@ -188,7 +188,7 @@ struct RlArgs {
   StageArgs stage;
   LoopArgs loop;
   JudgeArgs judge;
-  std::string adapter, eval_device = "auto";
+  std::string adapter, eval_device = "auto", loss_agg = "seq-mean-token-mean";
   trainer::RlStageOptions o;
 };
 
@@ -206,6 +206,7 @@ void run_train_rl(RlArgs& a) {
                                       " trains on one answer per slot and takes no --turns",
                 "leave --turns out here; multi-turn refinement is for cudal1 optimize");
   apply_stage_args(a.stage, a.o);
+  a.o.loss_aggregation = *trainer::parse_loss_aggregation(a.loss_agg);  // --loss-agg admits only the names
   if (!a.adapter.empty()) a.o.adapter_dir = a.adapter;
   a.o.tasks = resolve_loop_tasks(a.loop);
   a.o.seed = a.loop.seed;  // one seed: exemplar sampling, the answers drawn and the adapter's start
@@ -275,6 +276,12 @@ void register_rl(CLI::App* train, trainer::RlObjective objective) {
   cmd->add_option("--rounds", a->o.rounds, "rounds of the loop, one training step each")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--ppo-epochs", a->o.ppo_epochs, "optimiser steps on each round's answers")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--micro-batch", a->o.micro_batch, "answers per forward and backward pass")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--loss-agg", a->loss_agg,
+                  "how a round's per-token terms make the loss: seq-mean-token-mean (each answer's mean, then over answers; "
+                  "GRPO's), token-mean (over every token; DAPO's), seq-mean-token-sum-norm (token sums over the sampling "
+                  "limit; Dr. GRPO's)")
+      ->check(CLI::IsMember({"seq-mean-token-mean", "token-mean", "seq-mean-token-sum-norm"}))
+      ->capture_default_str();
   cmd->add_option("--eval-device", a->eval_device, "where candidates are evaluated: auto (cuda when the model trains on a GPU), cuda, cuda:N, cpu")->transform(device_names(true))->capture_default_str();
   if (crl) {
     cmd->add_option("--clip-epsilon", a->o.grpo.clip_epsilon, "the ratio is clipped to 1 ± epsilon")->capture_default_str();

@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
@@ -24,21 +25,55 @@ torch::Tensor sequence_mean(const torch::Tensor& x, const torch::Tensor& mask) {
 
 }  // namespace
 
+const char* loss_aggregation_name(LossAggregation mode) {
+  switch (mode) {
+    case LossAggregation::token_mean: return "token-mean";
+    case LossAggregation::seq_mean_token_sum_norm: return "seq-mean-token-sum-norm";
+    case LossAggregation::seq_mean_token_mean: break;
+  }
+  return "seq-mean-token-mean";
+}
+
+std::optional<LossAggregation> parse_loss_aggregation(std::string_view name) {
+  for (LossAggregation m : {LossAggregation::seq_mean_token_mean, LossAggregation::token_mean,
+                            LossAggregation::seq_mean_token_sum_norm})
+    if (name == loss_aggregation_name(m)) return m;
+  return std::nullopt;
+}
+
+torch::Tensor reduce_tokens(const torch::Tensor& x, const torch::Tensor& mask, const TokenReduction& r) {
+  check_shapes(x, mask, "reduce_tokens");
+  torch::Tensor m = mask.to(x.scalar_type());
+  const double answers = r.answers > 0 ? r.answers : double(x.size(0));
+  switch (r.mode) {
+    case LossAggregation::token_mean: {
+      const double tokens = r.tokens > 0 ? r.tokens : std::max(1.0, m.sum().item<double>());
+      return (x * m).sum() / tokens;
+    }
+    case LossAggregation::seq_mean_token_sum_norm: {
+      const double length = r.fixed_length > 0 ? r.fixed_length : double(std::max<int64_t>(1, x.size(1)));
+      return (x * m).sum() / (length * answers);
+    }
+    case LossAggregation::seq_mean_token_mean: break;
+  }
+  return sequence_mean(x, m).sum() / answers;
+}
+
 torch::Tensor sft_loss(const torch::Tensor& logprobs, const torch::Tensor& mask) {
   check_shapes(logprobs, mask, "sft_loss");
   torch::Tensor m = mask.to(logprobs.scalar_type());
   return -sequence_mean(logprobs, m).mean();
 }
 
-torch::Tensor reinforce_loss(const torch::Tensor& logprobs, const torch::Tensor& mask, const torch::Tensor& rewards) {
+torch::Tensor reinforce_loss(const torch::Tensor& logprobs, const torch::Tensor& mask, const torch::Tensor& rewards,
+                             const TokenReduction& reduction) {
   check_shapes(logprobs, mask, "reinforce_loss");
-  torch::Tensor m = mask.to(logprobs.scalar_type());
-  return -(rewards.to(logprobs.scalar_type()) * sequence_mean(logprobs, m)).mean();
+  return -reduce_tokens(rewards.to(logprobs.scalar_type()).unsqueeze(1) * logprobs, mask, reduction);
 }
 
 GrpoTerms grpo_loss(const torch::Tensor& new_logprobs, const torch::Tensor& old_logprobs,
                     const torch::Tensor& ref_logprobs, const torch::Tensor& advantages,
-                    const torch::Tensor& mask, const GrpoConfig& c) {
+                    const torch::Tensor& mask, const GrpoConfig& c, const TokenReduction& reduction) {
   check_shapes(new_logprobs, mask, "grpo_loss");
   check_shapes(old_logprobs, mask, "grpo_loss");
   check_shapes(ref_logprobs, mask, "grpo_loss");
@@ -52,7 +87,7 @@ GrpoTerms grpo_loss(const torch::Tensor& new_logprobs, const torch::Tensor& old_
   torch::Tensor log_ref_ratio = ref_logprobs.detach().to(type) - new_logprobs;
   torch::Tensor kl = log_ref_ratio.exp() - log_ref_ratio - 1.0;
   GrpoTerms t;
-  t.loss = -sequence_mean(surrogate - c.kl_beta * kl, m).mean();
+  t.loss = -reduce_tokens(surrogate - c.kl_beta * kl, m, reduction);
   torch::NoGradGuard no_grad;
   double tokens = std::max(1.0, m.sum().item<double>());
   t.kl_mean = sequence_mean(kl, m).mean().item<double>();

@@ -29,6 +29,39 @@ TEST(Objectives, ReinforceWeighsOnlyRewardedSamples) {
   EXPECT_NEAR(reinforce_loss(lp, mask, torch::tensor({0.0, 0.0})).item<double>(), 0.0, 1e-12);
 }
 
+// Answers of 4 and 2 tokens: each reduction against its formula, alone and as part of a round
+// of 4 answers and 12 tokens (a micro-batch's share), and the names as the CLI takes them.
+TEST(Objectives, EachReductionWeighsTokensAsItsNameSays) {
+  auto x = torch::tensor({1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 0.0, 0.0}, torch::kFloat64).view({2, 4});
+  auto mask = torch::tensor({1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0}, torch::kFloat64).view({2, 4});
+  using L = LossAggregation;
+  EXPECT_NEAR(reduce_tokens(x, mask, {}).item<double>(), (2.5 + 5.5) / 2, 1e-12);
+  EXPECT_NEAR(reduce_tokens(x, mask, {L::token_mean}).item<double>(), 21.0 / 6, 1e-12);
+  EXPECT_NEAR(reduce_tokens(x, mask, {L::seq_mean_token_sum_norm}).item<double>(), 21.0 / (4 * 2), 1e-12);
+  EXPECT_NEAR(reduce_tokens(x, mask, {L::seq_mean_token_sum_norm, 0, 0, 8}).item<double>(), 21.0 / (8 * 2), 1e-12);
+  EXPECT_NEAR(reduce_tokens(x, mask, {L::seq_mean_token_mean, 4, 12}).item<double>(), (2.5 + 5.5) / 4, 1e-12);
+  EXPECT_NEAR(reduce_tokens(x, mask, {L::token_mean, 4, 12}).item<double>(), 21.0 / 12, 1e-12);
+  EXPECT_NEAR(reduce_tokens(x, mask, {L::seq_mean_token_sum_norm, 4, 12, 8}).item<double>(), 21.0 / (8 * 4), 1e-12);
+  for (L m : {L::seq_mean_token_mean, L::token_mean, L::seq_mean_token_sum_norm})
+    EXPECT_EQ(parse_loss_aggregation(loss_aggregation_name(m)), m);
+  EXPECT_FALSE(parse_loss_aggregation("sequence-mean").has_value());
+}
+
+// Two rewarded answers, of 1 and 3 tokens: under the per-answer mean each token of the short one
+// is pulled three times as hard as one of the long one; the other two pull every token alike.
+TEST(Objectives, OnlyThePerAnswerMeanPullsShortAnswersHarder) {
+  using L = LossAggregation;
+  for (L m : {L::seq_mean_token_mean, L::token_mean, L::seq_mean_token_sum_norm}) {
+    auto lp = torch::tensor({-1.0, 0.0, 0.0, -1.0, -1.0, -1.0}, torch::kFloat64).view({2, 3}).requires_grad_(true);
+    auto mask = torch::tensor({1.0, 0.0, 0.0, 1.0, 1.0, 1.0}, torch::kFloat64).view({2, 3});
+    reinforce_loss(lp, mask, torch::tensor({1.0, 1.0}, torch::kFloat64), {m}).backward();
+    const double short_pull = -lp.grad()[0][0].item<double>(), long_pull = -lp.grad()[1][0].item<double>();
+    EXPECT_GT(long_pull, 0.0) << loss_aggregation_name(m);
+    EXPECT_NEAR(short_pull / long_pull, m == L::seq_mean_token_mean ? 3.0 : 1.0, 1e-12) << loss_aggregation_name(m);
+    EXPECT_EQ(lp.grad()[0][1].item<double>(), 0.0);  // padding
+  }
+}
+
 TEST(Objectives, GrpoClipsTheRatioOnTheSideTheAdvantagePushes) {
   // Ratios 1.5, 0.5, 1.1 against the sampling policy; eps 0.2; no KL (reference = new).
   auto fresh = [] { return row({std::log(1.5), std::log(0.5), std::log(1.1)}).requires_grad_(true); };

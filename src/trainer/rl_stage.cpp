@@ -75,7 +75,7 @@ TokenBatch batch_of(const std::vector<const RoundAnswer*>& rows, int64_t pad, to
   return make_batch(pc, pad, device);
 }
 
-// Every micro-batch's loss is weighted by its share of the round's rows and back-propagated; the
+// Every micro-batch's loss, its part of the round's (TokenReduction), is back-propagated; the
 // last one's call takes the optimiser step, so the round's gradients add up to one update.
 StepStats backward_share(Optimizer& opt, const torch::Tensor& loss, bool last) {
   if (!last) {
@@ -95,6 +95,8 @@ void learn_from_round(CausalLM& model, CausalLM* frozen, Optimizer& opt, const s
     if (c.objective == RlObjective::crl || r.accepted) used.push_back(&r);
   st.trained = used.size();
   auto parts = chunks(used, c.micro_batch);
+  TokenReduction reduction{c.loss_aggregation, double(used.size()), 0, c.fixed_length};
+  for (const RoundAnswer* r : used) reduction.tokens += double(r->completion.size());
 
   if (c.objective == RlObjective::selfsup && !parts.empty()) {
     model.train();  // adapter dropout on: this is supervised learning on the model's own answers
@@ -103,8 +105,7 @@ void learn_from_round(CausalLM& model, CausalLM* frozen, Optimizer& opt, const s
       for (std::size_t i = 0; i < parts.size(); ++i) {
         TokenBatch b = batch_of(parts[i], c.pad_token_id, device);
         torch::Tensor ones = torch::ones({int64_t(parts[i].size())}, torch::TensorOptions().device(device));
-        torch::Tensor loss = reinforce_loss(completion_logprobs(model, b), b.completion_mask, ones) *
-                             (double(parts[i].size()) / double(used.size()));
+        torch::Tensor loss = reinforce_loss(completion_logprobs(model, b), b.completion_mask, ones, reduction);
         st.loss += loss.item<double>();
         StepStats s = backward_share(opt, loss, i + 1 == parts.size());
         if (s.stepped) {
@@ -142,8 +143,8 @@ void learn_from_round(CausalLM& model, CausalLM* frozen, Optimizer& opt, const s
       for (std::size_t i = 0; i < parts.size(); ++i) {
         const double share = double(parts[i].size()) / double(used.size());
         GrpoTerms t = grpo_loss(completion_logprobs(model, batches[i]), old_lp[i], ref_lp[i], adv[i],
-                                batches[i].completion_mask, c.grpo);
-        torch::Tensor loss = t.loss * share;
+                                batches[i].completion_mask, c.grpo, reduction);
+        const torch::Tensor& loss = t.loss;
         st.loss += loss.item<double>();
         st.kl += t.kl_mean * share;
         st.clip_fraction += t.clip_fraction * share;
@@ -214,7 +215,8 @@ RlStageSummary run_rl_stage(Store& store, const RlStageOptions& o, const std::fu
   if (po.label.empty()) po.label = model_label(o.model_dir);
   po.keep_tokens = true;  // each round trains on the very tokens it sampled
   ModelPolicy policy(model, encoder, po);
-  const RlStepConfig step{o.objective, o.ppo_epochs, o.micro_batch, o.grpo, encoder.pad_token_id()};
+  const RlStepConfig step{o.objective, o.ppo_epochs, o.micro_batch, o.grpo, encoder.pad_token_id(), o.loss_aggregation,
+                          double(o.sampling.sampling.max_new_tokens)};
 
   std::ofstream log = open_train_log(o.out_dir, summary.resumed_at);
   const auto start = std::chrono::steady_clock::now();
@@ -235,7 +237,7 @@ RlStageSummary run_rl_stage(Store& store, const RlStageOptions& o, const std::fu
                            {"correct_rate", st.correct_rate()}, {"raw_reward_mean", st.raw_reward_mean},
                            {"raw_reward_std", st.raw_reward_std}, {"reward_mean", st.reward_mean},
                            {"reward_std", st.reward_std}, {"trained", st.trained}, {"updated", st.updated},
-                           {"optimizer_steps", opt.step()},
+                           {"optimizer_steps", opt.step()}, {"loss_agg", loss_aggregation_name(o.loss_aggregation)},
                            {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()}};
     if (o.objective == RlObjective::crl)
       line.update({{"kl", st.kl}, {"clip_fraction", st.clip_fraction}, {"ratio_mean", st.ratio_mean}});

@@ -55,6 +55,7 @@ struct RlStageOptions {
   LoraConfig lora;
   OptimConfig optim;                     // total_steps and accumulation are set here
   GrpoConfig grpo;
+  LossAggregation loss_aggregation = LossAggregation::seq_mean_token_mean;  // both objectives'
   ModelPolicyOptions sampling;
   std::string device = "cpu", dtype = "float32";
   std::optional<tokenizer::ChatFormat> chat_format;
@@ -84,11 +85,13 @@ struct RlStepConfig {
   int ppo_epochs = 1, micro_batch = 4;
   GrpoConfig grpo;
   int64_t pad_token_id = 0;
+  LossAggregation loss_aggregation = LossAggregation::seq_mean_token_mean;
+  double fixed_length = 0;  // seq-mean-token-sum-norm's divisor: the sampling limit
 };
 
 // The stage's learning on one round, apart from sampling and evaluation: the answers that carry
 // weight (every one for GRPO, the accepted ones for self-supervised) in micro-batches whose
-// gradients add up, weighted by their share, to the whole round's; one optimiser step per PPO
+// gradients add up, each its part of the round's loss, to the whole round's; one optimiser step per PPO
 // epoch. `frozen`: the KL's reference model, or null for the model with its adapters off. Fills
 // stats' loss, lr, grad_norm, kl, clip_fraction, ratio_mean, trained and updated.
 void learn_from_round(CausalLM& model, CausalLM* frozen, Optimizer& opt, const std::vector<RoundAnswer>& answers,

@@ -121,21 +121,25 @@ TEST(RlStep, EachPpoEpochIsAnOptimiserStep) {
 }
 
 // A round split into micro-batches of 1 makes the same update as the round in one batch: each
-// micro-batch's loss is weighted by its share, for either objective.
+// micro-batch's loss is its part of the round's, for either objective and every reduction (the
+// per-token ones count the round's tokens, not the micro-batch's).
 TEST(RlStep, MicroBatchesAddUpToTheWholeRoundsUpdate) {
-  for (RlObjective objective : {RlObjective::crl, RlObjective::selfsup}) {
-    std::vector<RoundAnswer> round = {answer({10, 11, 12, 13}, 1.2, true), answer({20, 21}, -0.4, true),
-                                      answer({30}, -0.8, false)};
-    StepSetup whole, split;
-    Optimizer a = whole.optimizer(true, 1e-3), b = split.optimizer(true, 1e-3);
-    RlRoundStats sa, sb;
-    learn_from_round(*whole.model, nullptr, a, round, {objective, 1, 4, {}, 0}, sa);
-    learn_from_round(*split.model, nullptr, b, round, {objective, 1, 1, {}, 0}, sb);
-    EXPECT_NEAR(sa.loss, sb.loss, 1e-5) << rl_objective_name(objective);
-    auto pa = trainable_parameters(*whole.model, true), pb = trainable_parameters(*split.model, true);
-    for (std::size_t i = 0; i < pa.size(); ++i)
-      EXPECT_LT(test::max_abs_diff(pa[i].second, pb[i].second), 1e-5) << pa[i].first << " " << rl_objective_name(objective);
-  }
+  for (RlObjective objective : {RlObjective::crl, RlObjective::selfsup})
+    for (LossAggregation agg : {LossAggregation::seq_mean_token_mean, LossAggregation::token_mean,
+                                LossAggregation::seq_mean_token_sum_norm}) {
+      const std::string what = std::string(rl_objective_name(objective)) + " " + loss_aggregation_name(agg);
+      std::vector<RoundAnswer> round = {answer({10, 11, 12, 13}, 1.2, true), answer({20, 21}, -0.4, true),
+                                        answer({30}, -0.8, false)};
+      StepSetup whole, split;
+      Optimizer a = whole.optimizer(true, 1e-3), b = split.optimizer(true, 1e-3);
+      RlRoundStats sa, sb;
+      learn_from_round(*whole.model, nullptr, a, round, {objective, 1, 4, {}, 0, agg, 6}, sa);
+      learn_from_round(*split.model, nullptr, b, round, {objective, 1, 1, {}, 0, agg, 6}, sb);
+      EXPECT_NEAR(sa.loss, sb.loss, 1e-5) << what;
+      auto pa = trainable_parameters(*whole.model, true), pb = trainable_parameters(*split.model, true);
+      for (std::size_t i = 0; i < pa.size(); ++i)
+        EXPECT_LT(test::max_abs_diff(pa[i].second, pb[i].second), 1e-5) << pa[i].first << " " << what;
+    }
 }
 
 TEST(RlStep, FullFineTuningKeepsItsKlToTheFrozenStart) {
@@ -241,6 +245,7 @@ TEST(RlStage, ContrastiveRunResumesAtItsNextRoundAndLogsGrpoTerms) {
   StageSetup t;
   t.o.objective = RlObjective::crl;
   t.o.rounds = 2;
+  t.o.loss_aggregation = LossAggregation::token_mean;
   int calls = 0;
   // Stop after round 1 as a crash would: from the progress callback.
   struct Stop {};
@@ -264,6 +269,7 @@ TEST(RlStage, ContrastiveRunResumesAtItsNextRoundAndLogsGrpoTerms) {
   std::getline(log, line);
   auto j = nlohmann::json::parse(line);
   EXPECT_EQ(j["stage"], "crl");
+  EXPECT_EQ(j["loss_agg"], "token-mean");
   for (const char* k : {"kl", "clip_fraction", "ratio_mean", "correct_rate", "reward_mean", "reward_std", "raw_reward_mean"})
     EXPECT_TRUE(j.contains(k)) << k;
 }
