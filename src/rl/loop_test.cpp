@@ -64,6 +64,12 @@ struct LoopRun {
     config.queue.devices = {"cpu", "cpu"};
   }
   ~LoopRun() { fs::remove_all(dir); }
+  // Round 1 answered by the scripted policy: the store then holds an accepted file to show.
+  void first_round() {
+    config.rounds = 1;
+    ScriptedPolicy first;
+    rl::run_loop(tasks, first, store, config);
+  }
 };
 
 // Answers the accepted file twice, then the incorrect one.
@@ -147,9 +153,7 @@ TEST(Loop, ARoundIsStoredScoredAndExportedAndTheBestFileKept) {
 
 TEST(Loop, AResumedRunGoesOnWithAContrastivePromptAndStopsWithoutProgress) {
   LoopRun run;
-  run.config.rounds = 1;
-  ScriptedPolicy first;
-  rl::run_loop(run.tasks, first, run.store, run.config);
+  run.first_round();
   int64_t evaluations = run.store.count();
 
   run.config.rounds = 5;
@@ -180,9 +184,7 @@ TEST(Loop, AResumedRunGoesOnWithAContrastivePromptAndStopsWithoutProgress) {
 // alternate, and a round without exemplars is a first-round prompt though earlier files exist.
 TEST(Loop, AShareOfRoundsShowsExemplarsAndTheOthersAreFirstRoundPrompts) {
   LoopRun run;
-  run.config.rounds = 1;
-  ScriptedPolicy first;
-  rl::run_loop(run.tasks, first, run.store, run.config);
+  run.first_round();
 
   run.config.rounds = 3;
   run.config.patience = 5;
@@ -295,9 +297,7 @@ struct LimitedPolicy : ScriptedPolicy {
 // crl stage was an error.)
 TEST(Loop, ContrastivePromptsFitThePolicysOwnLimit) {
   LoopRun run;
-  run.config.rounds = 1;
-  ScriptedPolicy first;
-  rl::run_loop(run.tasks, first, run.store, run.config);
+  run.first_round();
   run.config.rounds = 2;
   LimitedPolicy again;
   // The contrastive prompt unshortened: round 1's accepted file as the exemplar.
