@@ -86,6 +86,9 @@ std::vector<rl::LoopTask> resolve_loop_tasks(const LoopArgs& a) {
 }
 
 rl::LoopConfig loop_config(const LoopArgs& a, const std::string& eval_device) {
+  if (a.exemplar_share < 1.0 && a.picks == 0)
+    throw Error(ErrorKind::usage, "--exemplar-share sets which rounds show exemplars, but --exemplars 0 shows none in any round",
+                "pass --exemplars 2 (or more) with --exemplar-share, or leave --exemplar-share out");
   rl::LoopConfig c;
   c.eval.device = eval_device;
   if (!use_cluster(a.redis, c.queue)) c.queue.devices = lane_devices(eval_device, a.gpus, a.lanes, false);

@@ -204,6 +204,26 @@ TEST(Loop, AShareOfRoundsShowsExemplarsAndTheOthersAreFirstRoundPrompts) {
   EXPECT_EQ(stored[6].exemplars.size(), 1u);   // round 3's
 }
 
+// Neighbouring tasks are out of step: in one round, one task is asked a first-round prompt and
+// the next a contrastive one.
+TEST(Loop, NeighbouringTasksAskTheOtherKindInTheSameRound) {
+  LoopRun run;
+  run.tasks.push_back({"scale_add_again", run.tasks[0].path});
+  run.first_round();
+  run.config.rounds = 2;
+  run.config.sampler.share = 0.5;
+  ScriptedPolicy again;
+  rl::run_loop(run.tasks, again, run.store, run.config);
+  ASSERT_EQ(again.requests.size(), 2u);
+  std::map<std::string, std::size_t> shown;
+  for (auto& r : again.requests) {
+    EXPECT_EQ(r.round, 2);
+    shown[r.task_id] = r.exemplars.size();
+  }
+  EXPECT_EQ(shown["scale_add"], 0u);
+  EXPECT_EQ(shown["scale_add_again"], 1u);
+}
+
 // The live line counts an answer as soon as its evaluation finishes, not when the round is written.
 TEST(Loop, ProgressCountsAnswersAsTheirEvaluationsFinish) {
   LoopRun run;

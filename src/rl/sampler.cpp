@@ -11,7 +11,9 @@ namespace cudal1::rl {
 bool round_shows_exemplars(double share, int round, std::size_t task_index) {
   if (share >= 1.0) return true;
   if (share <= 0.0) return false;
-  // The k-th (round, task) slot shows them when floor((k + 1) * share) steps past floor(k * share).
+  // A step of floor(k * share) between k and k + 1: any n consecutive rounds of a task then hold
+  // floor(n * share) or ceil(n * share) contrastive ones, and adding the task's index puts
+  // neighbouring tasks out of step, so one round of several tasks asks both kinds.
   const double k = double(round) + double(task_index);
   return std::floor((k + 1.0) * share) > std::floor(k * share);
 }

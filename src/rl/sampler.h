@@ -35,16 +35,16 @@ struct Bucket {
 // The non-empty buckets, lowest scores first. Throws Error(usage) for tau <= 0 or buckets < 1.
 std::vector<Bucket> make_buckets(const std::vector<Exemplar>& exemplars, const SamplerConfig& config);
 
-// Indices of the exemplars picked: min(picks, non-empty buckets) of them, each from another
-// bucket, in the order drawn. Empty when there are no exemplars. Exemplars with the same id (one
-// file measured on two devices) count as one, the first of them: a prompt never shows one file as
-// two versions.
 // Whether `round` (from 1) of the task at `task_index` shows exemplars under `share`: the rounds
 // that do are spread evenly over each task's rounds, and neighbouring tasks are out of step, so a
 // round of several tasks asks both kinds (0.5: every other round, half the tasks each round).
 // share >= 1: every round; share <= 0: none.
 bool round_shows_exemplars(double share, int round, std::size_t task_index);
 
+// Indices of the exemplars picked: min(picks, non-empty buckets) of them, each from another
+// bucket, in the order drawn. Empty when there are no exemplars. Exemplars with the same id (one
+// file measured on two devices) count as one, the first of them: a prompt never shows one file as
+// two versions.
 std::vector<std::size_t> sample_exemplars(const std::vector<Exemplar>& exemplars, const SamplerConfig& config,
                                           std::mt19937_64& rng);
 

@@ -96,7 +96,14 @@ void learn_from_round(CausalLM& model, CausalLM* frozen, Optimizer& opt, const s
   st.trained = used.size();
   auto parts = chunks(used, c.micro_batch);
   TokenReduction reduction{c.loss_aggregation, double(used.size()), 0, c.fixed_length};
-  for (const RoundAnswer* r : used) reduction.tokens += double(r->completion.size());
+  double longest = 0;
+  for (const RoundAnswer* r : used) {
+    reduction.tokens += double(r->completion.size());
+    longest = std::max(longest, double(r->completion.size()));
+  }
+  // One divisor for the whole round, so that its micro-batches' parts add up: without a sampling
+  // limit, the round's longest answer (a batch's own width would differ batch to batch).
+  if (reduction.fixed_length <= 0) reduction.fixed_length = std::max(1.0, longest);
 
   if (c.objective == RlObjective::selfsup && !parts.empty()) {
     model.train();  // adapter dropout on: this is supervised learning on the model's own answers
@@ -142,13 +149,14 @@ void learn_from_round(CausalLM& model, CausalLM* frozen, Optimizer& opt, const s
       st.loss = st.kl = st.clip_fraction = st.ratio_mean = 0;
       for (std::size_t i = 0; i < parts.size(); ++i) {
         const double share = double(parts[i].size()) / double(used.size());
+        const double token_share = batches[i].completion_mask.sum().item<double>() / std::max(1.0, reduction.tokens);
         GrpoTerms t = grpo_loss(completion_logprobs(model, batches[i]), old_lp[i], ref_lp[i], adv[i],
                                 batches[i].completion_mask, c.grpo, reduction);
         const torch::Tensor& loss = t.loss;
         st.loss += loss.item<double>();
-        st.kl += t.kl_mean * share;
-        st.clip_fraction += t.clip_fraction * share;
-        st.ratio_mean += t.ratio_mean * share;
+        st.kl += t.kl_mean * share;  // a mean over answers; the clip fraction and ratio are over tokens
+        st.clip_fraction += t.clip_fraction * token_share;
+        st.ratio_mean += t.ratio_mean * token_share;
         StepStats s = backward_share(opt, loss, i + 1 == parts.size());
         if (s.stepped) {
           st.lr = s.lr;

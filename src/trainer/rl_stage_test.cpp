@@ -120,9 +120,9 @@ TEST(RlStep, EachPpoEpochIsAnOptimiserStep) {
   EXPECT_NE(st.ratio_mean, 1.0);  // the last epoch's policy has moved from the one that sampled
 }
 
-// A round split into micro-batches of 1 makes the same update as the round in one batch: each
-// micro-batch's loss is its part of the round's, for either objective and every reduction (the
-// per-token ones count the round's tokens, not the micro-batch's).
+// A round split into micro-batches of 1 makes the same update, and reports the same statistics,
+// as the round in one batch: each micro-batch's loss is its part of the round's, for either
+// objective and every reduction (the per-token ones count the round's tokens, not the micro-batch's).
 TEST(RlStep, MicroBatchesAddUpToTheWholeRoundsUpdate) {
   for (RlObjective objective : {RlObjective::crl, RlObjective::selfsup})
     for (LossAggregation agg : {LossAggregation::seq_mean_token_mean, LossAggregation::token_mean,
@@ -133,9 +133,15 @@ TEST(RlStep, MicroBatchesAddUpToTheWholeRoundsUpdate) {
       StepSetup whole, split;
       Optimizer a = whole.optimizer(true, 1e-3), b = split.optimizer(true, 1e-3);
       RlRoundStats sa, sb;
-      learn_from_round(*whole.model, nullptr, a, round, {objective, 1, 4, {}, 0, agg, 6}, sa);
-      learn_from_round(*split.model, nullptr, b, round, {objective, 1, 1, {}, 0, agg, 6}, sb);
+      // Two PPO epochs: in the second the policy has moved, so the ratio's statistics mean something.
+      // No sampling limit (0) under the fixed-length reduction: the round's longest answer, not each batch's width.
+      const double limit = agg == LossAggregation::seq_mean_token_sum_norm && objective == RlObjective::selfsup ? 0 : 6;
+      learn_from_round(*whole.model, nullptr, a, round, {objective, 2, 4, {}, 0, agg, limit}, sa);
+      learn_from_round(*split.model, nullptr, b, round, {objective, 2, 1, {}, 0, agg, limit}, sb);
       EXPECT_NEAR(sa.loss, sb.loss, 1e-5) << what;
+      EXPECT_NEAR(sa.ratio_mean, sb.ratio_mean, 1e-6) << what;  // over the round's tokens, however split
+      EXPECT_NEAR(sa.clip_fraction, sb.clip_fraction, 1e-6) << what;
+      EXPECT_NEAR(sa.kl, sb.kl, 1e-6) << what;
       auto pa = trainable_parameters(*whole.model, true), pb = trainable_parameters(*split.model, true);
       for (std::size_t i = 0; i < pa.size(); ++i)
         EXPECT_LT(test::max_abs_diff(pa[i].second, pb[i].second), 1e-5) << pa[i].first << " " << what;
