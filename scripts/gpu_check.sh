@@ -108,6 +108,10 @@ grace_after() {
   fi
   echo $((grace > 10 ? grace : 10))
 }
+# The queue's own limit (`--finish-within`) for a stage stopped at DEADLINE ($1) with GRACE ($2):
+# the time left until the kill after the grace, less 30 s for the stage's report. No evaluation
+# starts that the run times so far say would end after it, so the kill cuts fewer in hand.
+finish_within() { local left=$(($(until_deadline "$1") + $(grace_after "$1" "$2") - 30)); echo $((left > 30 ? left : 30)); }
 verdict_secs=0
 
 if has tests || has cuda-corpus || has gpu-unit; then
@@ -257,6 +261,7 @@ run_enrich() {
   snapshots=$!
   ${ENRICH_DEADLINE:+timeout -s INT -k "$(grace_after "$ENRICH_DEADLINE" "${ENRICH_GRACE:-150}")" "$(until_deadline "$ENRICH_DEADLINE")"} "$bin/cudal1" enrich --jsonl "$ENRICH_JSONL" \
     --out "$dir" --device cuda --lanes "${ENRICH_LANES:-6}" --db "$dir/enrich.db" \
+    ${ENRICH_DEADLINE:+--finish-within "$(finish_within "$ENRICH_DEADLINE" "${ENRICH_GRACE:-150}")"} \
     ${ENRICH_LIMIT:+--limit "$ENRICH_LIMIT"} ${ENRICH_LINES_FROM:+--lines-from "$ENRICH_LINES_FROM"} --error-first-lines \
     >"$dir/table.txt" 2>"$dir/progress.txt"  # its enrich.jsonl is committed, as bench_rows.json
   python3 bench/enrich_tally.py "$dir/enrich.jsonl" >"$dir/tally.txt" 2>&1
@@ -290,7 +295,8 @@ fi
 # 4f. A CUDA-L1 file scored (stage audit: the file BENCH_JSONL names; BENCH_LIMIT rows, BENCH_LANES
 # lanes), with its HTML report. Resumable across machines: its store (results, baselines, the seal's
 # key) comes back as bench_state.tgz, and BENCH_RESTORE=that file puts it back on a fresh machine.
-# BENCH_DEADLINE (seconds after this script started) stops the run gently: no evaluation starts after it, those in hand finish
+# BENCH_DEADLINE (seconds after this script started) stops the run gently: no evaluation starts after it (nor
+# earlier, one that the run times so far say would outlive the grace: --finish-within), those in hand finish
 # (BENCH_GRACE seconds at most, default 150) and are kept, and the report covers what was scored
 # (written from the store when the grace ran out). BENCH_ROWS_FROM: a bench JSON of rows scored on
 # earlier machines (`cudal1 bench --stored-only --json` over a returned store), taken as they are.
@@ -302,6 +308,7 @@ if has audit; then
   snapshots=$!
   ${BENCH_DEADLINE:+timeout -s INT -k "$(grace_after "$BENCH_DEADLINE" "${BENCH_GRACE:-150}")" "$(until_deadline "$BENCH_DEADLINE")"} "$bin/cudal1" bench --jsonl "$BENCH_JSONL" --limit "${BENCH_LIMIT:-20}" \
     ${BENCH_ROWS_FROM:+--rows-from "$BENCH_ROWS_FROM"} --device cuda --lanes "${BENCH_LANES:-1}" --db "$scratch/bench_state/results.db" --work "$scratch/bench_work" \
+    ${BENCH_DEADLINE:+--finish-within "$(finish_within "$BENCH_DEADLINE" "${BENCH_GRACE:-150}")"} \
     --html "$out/bench.html" --markdown "$out/bench.md" >"$out/bench_cuda_l1.txt" 2>"$out/bench_progress.txt"
   rc=$?
   echo "bench exit $rc" >>"$out/bench_cuda_l1.txt"

@@ -41,6 +41,7 @@ struct BatchArgs {
   std::size_t limit = 0;
   int gpus = 0, lanes = 1, prefetch = 1, prebuild_threads = 0, build_jobs = 0;
   double memory_budget_gb = 0;
+  double finish_within_s = 0;  // --finish-within
   bool stock = false, no_timing = false, json_out = false, no_store = false, no_build_service = false;
   BaselineArgs baselines;
   std::string build_cache, clang;
@@ -97,6 +98,7 @@ void run_batch(const BatchArgs& a) {
     config.devices = lane_devices(a.device, a.gpus, a.stock ? 1 : a.lanes, a.stock);
     config.prefetch = a.stock ? 0 : a.prefetch;
     config.memory_budget_bytes = eval_memory_bytes(a.memory_budget_gb);
+    config.finish_within_s = a.finish_within_s;
     // The build service compiles every candidate's extensions ahead of the lanes, across the
     // machine's cores, each distinct module once (the stock way: each candidate's own process).
     if (!a.stock && !a.no_build_service)
@@ -203,6 +205,7 @@ void register_batch(CLI::App& app) {
   cmd->add_option("--gpus", args->gpus, "use at most this many GPUs (0: all)");
   cmd->add_option("--lanes", args->lanes, "evaluations side by side on each device; on one device their checks overlap and their timing takes turns")->capture_default_str();
   add_eval_memory_option(*cmd, args->memory_budget_gb);
+  add_finish_within_option(*cmd, args->finish_within_s);
   cmd->add_option("--prefetch", args->prefetch, "evaluations prepared ahead per lane")->capture_default_str();
   cmd->add_flag("--stock", args->stock, "the stock way: one lane, one evaluation after the other, every build from scratch");
   cmd->add_flag("--no-build-service", args->no_build_service, "let each candidate's process compile its own extensions");

@@ -41,6 +41,7 @@ struct BenchArgs {
   std::size_t limit = 0;
   int gpus = 0, lanes = 1;
   double memory_budget_gb = 0;
+  double finish_within_s = 0;  // --finish-within
   bool json_out = false, no_baselines = false, force = false, no_sol = false, stored_only = false;
   bool error_first_lines = false;
   BuildServiceFlags builds;
@@ -182,6 +183,7 @@ void run_bench(const BenchArgs& a) {
   config.stop_starting = stop.flag();
   config.devices = bench_devices(a, *store);
   config.memory_budget_bytes = eval_memory_bytes(a.memory_budget_gb);
+  config.finish_within_s = a.finish_within_s;
   for (auto& j : jobs) {
     j.options.baselines = !a.no_baselines;
     j.options.task_facts = store_task_facts(store.get());
@@ -292,6 +294,7 @@ void register_bench(CLI::App& app) {
   cmd->add_option("--gpus", args->gpus, "use at most this many GPUs (0: all)");
   cmd->add_option("--lanes", args->lanes, "evaluations side by side on each device; on one device their checks overlap and their timing takes turns")->capture_default_str();
   add_eval_memory_option(*cmd, args->memory_budget_gb);
+  add_finish_within_option(*cmd, args->finish_within_s);
   cmd->add_option("--html", args->html, "write the HTML report here");
   cmd->add_option("--markdown", args->markdown, "write the Markdown summary here");
   cmd->add_option("--title", args->title, "the report's title");

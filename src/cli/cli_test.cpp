@@ -321,6 +321,25 @@ TEST(Cli, BatchStoppedByCtrlCKeepsTheEvaluationInHand) {
   fs::remove_all(dir);
 }
 
+// --finish-within: after the first evaluation (seconds, with its worker's start), a second could
+// not end within 1 s, so none starts; the run says why, and the table lists the rest as not run.
+TEST(Cli, BatchStartsNoEvaluationItsTimeLimitWouldCut) {
+  fs::path dir = fs::temp_directory_path() / ("cudal1_batch_limit_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream pairs(dir / "pairs.jsonl");
+  for (int i = 0; i < 3; ++i)
+    pairs << json({{"id", "run" + std::to_string(i)}, {"task", fixture("tasks/scale_add.py")},
+                   {"candidate", fixture("candidates/ok_scale_add_alpha.py")}}).dump() << "\n";
+  pairs.close();
+  CliRun r = run_cli("batch --pairs " + (dir / "pairs.jsonl").string() +
+                     " --device cpu --no-timing --no-store --prefetch 0 --finish-within 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("the run must end within 1 s"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("stopped: 2 of 3 never started"), std::string::npos) << r.out;
+  fs::remove_all(dir);
+}
+
 namespace {
 
 // A suite of small fixture tasks as the default suite of every command run meanwhile.

@@ -44,6 +44,7 @@ struct EnrichArgs {
   std::size_t limit = 0;
   int gpus = 0, lanes = 4;
   double memory_budget_gb = 0;
+  double finish_within_s = 0;  // --finish-within
   bool json_out = false, no_store = false, force = false, error_first_lines = false;
 };
 
@@ -293,6 +294,7 @@ void run_enrich(const EnrichArgs& a) {
     QueueConfig config;
     config.devices = lanes;
     config.memory_budget_bytes = eval_memory_bytes(a.memory_budget_gb);
+    config.finish_within_s = a.finish_within_s;
     config.stop_starting = stop.flag();
     ProgressLine progress(jobs.size());
     run_queue(jobs, config, [&](const QueueResult& r) {
@@ -360,6 +362,7 @@ void register_enrich(CLI::App& app) {
   cmd->add_option("--gpus", args->gpus, "with --device cuda: verify on at most N GPUs, side by side (0: every visible one)")->capture_default_str();
   cmd->add_option("--lanes", args->lanes, "verifications side by side on each GPU (nothing is timed)")->capture_default_str();
   add_eval_memory_option(*cmd, args->memory_budget_gb);
+  add_finish_within_option(*cmd, args->finish_within_s);
   cmd->add_option("--jsonl", args->jsonl, "a CUDA-L1 JSON-lines file: each row's ref_code is a task");
   cmd->add_option("--limit", args->limit, "only the first N tasks");
   cmd->add_option("--lines-from", args->lines_from, "take the verdicts of an earlier run's enrich.jsonl (another machine's) "

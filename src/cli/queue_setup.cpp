@@ -49,6 +49,14 @@ void add_eval_memory_option(CLI::App& cmd, double& gb) {
       ->capture_default_str();
 }
 
+void add_finish_within_option(CLI::App& cmd, double& seconds) {
+  cmd.add_option("--finish-within", seconds,
+                 "end the evaluations within this many seconds of their start: none starts that the run times so far "
+                 "say would end later (0: no limit)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+}
+
 uint64_t eval_memory_bytes(double gb) { return uint64_t(gb * double(1ull << 30)); }
 
 std::unique_ptr<BuildService> attach_build_service(QueueConfig& config, const BuildServiceFlags& flags) {

@@ -27,6 +27,9 @@ std::vector<std::string> lane_devices(const std::string& device, int gpus, int l
 void add_eval_memory_option(CLI::App& cmd, double& gb);
 uint64_t eval_memory_bytes(double gb);
 
+// --finish-within SECONDS: the queue's time limit (QueueConfig::finish_within_s); 0: none.
+void add_finish_within_option(CLI::App& cmd, double& seconds);
+
 inline constexpr const char* kClangOptionHelp =
     "the fast path's compiler for TUs that include torch: a clang++, or off for g++ only "
     "(default: $CUDAL1_CLANG, else clang++ on PATH)";

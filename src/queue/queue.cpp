@@ -1,5 +1,6 @@
 #include "queue/queue.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -34,7 +35,13 @@ class BuildGate {
   BuildGate(std::size_t n, std::shared_ptr<const std::atomic<bool>> stop)
       : done_(n, false), taken_(n, false), built_(n), stop_(std::move(stop)) {}
   // Once set, no job is taken: take_ready answers nullopt, and lanes start nothing in hand.
-  bool stopping() const { return stop_ && *stop_; }
+  bool stopping() const { return (stop_ && *stop_) || stopped_; }
+  // The queue's own stop (its time limit), heard by a waiting take_ready at once.
+  void stop_starting() {
+    std::lock_guard<std::mutex> l(m_);
+    stopped_ = true;
+    cv_.notify_all();
+  }
   // The lowest-numbered job not yet taken whose build is done, waiting for one if need be;
   // nullopt once every job is taken or the queue is stopping.
   std::optional<std::size_t> take_ready() {
@@ -74,6 +81,7 @@ class BuildGate {
   std::vector<bool> done_, taken_;
   std::vector<Prebuilt> built_;
   std::shared_ptr<const std::atomic<bool>> stop_;
+  std::atomic<bool> stopped_{false};
 };
 
 struct Prepared {
@@ -209,6 +217,7 @@ QueueStats run_queue(const std::vector<QueueJob>& jobs, const QueueConfig& confi
   stats.lane_busy_s.assign(config.devices.size(), 0.0);
   BuildGate gate(jobs.size(), config.stop_starting);
   std::mutex report_m;
+  std::vector<double> run_times;  // of the evaluations run so far; guarded by report_m
   const std::shared_ptr<EvaluationEngine> engine =
       config.engine ? config.engine : real_evaluation_engine();
   std::mutex log_m;
@@ -261,6 +270,7 @@ QueueStats run_queue(const std::vector<QueueJob>& jobs, const QueueConfig& confi
     qr.prebuild_s = p.prebuild_s;
     qr.lane_wait_s = waited;
     qr.error = p.error;
+    const bool ran = bool(p.eval);
     if (p.eval) {
       auto t0 = Clock::now();
       try {
@@ -279,8 +289,34 @@ QueueStats run_queue(const std::vector<QueueJob>& jobs, const QueueConfig& confi
     std::lock_guard<std::mutex> l(report_m);
     qr.finished_s = seconds_since(start);
     stats.lane_busy_s[lane] += qr.run_s;
+    if (ran) run_times.push_back(qr.run_s);
     (qr.result ? stats.done : stats.failed)++;
     on_result(qr);
+  };
+
+  // QueueConfig::finish_within_s: whether an evaluation starting now ends in time, judged by the
+  // run times finished so far (none yet: it starts, there is nothing to judge by).
+  auto in_time = [&] {
+    if (config.finish_within_s <= 0) return true;
+    double expected = 0;
+    std::size_t finished = 0;
+    {
+      std::lock_guard<std::mutex> l(report_m);
+      if (run_times.empty()) return true;
+      std::vector<double> sorted = run_times;
+      std::sort(sorted.begin(), sorted.end());
+      finished = sorted.size();
+      expected = sorted[(finished - 1) * 3 / 4];
+    }
+    const double now = seconds_since(start);
+    if (now + expected <= config.finish_within_s) return true;
+    if (!gate.stopping()) {
+      gate.stop_starting();
+      log("no evaluation starts after " + std::to_string(int(now)) + " s: they have taken " + std::to_string(int(expected)) +
+           " s (75th percentile of " + std::to_string(finished) + " finished), and the run must end within " +
+          std::to_string(int(config.finish_within_s)) + " s; those in hand finish");
+    }
+    return false;
   };
 
   const LaneShares shares = lane_shares(config);
@@ -295,7 +331,7 @@ QueueStats run_queue(const std::vector<QueueJob>& jobs, const QueueConfig& confi
           std::optional<std::size_t> i = gate.take_ready();
           if (!i) break;
           Prepared p = prepare_job(jobs[*i], *i, device, shares, gate, *engine);
-          if (gate.stopping()) continue;
+          if (gate.stopping() || !in_time()) continue;
           run_one(lane, std::move(p), seconds_since(t0));
         }
       });
@@ -316,7 +352,7 @@ QueueStats run_queue(const std::vector<QueueJob>& jobs, const QueueConfig& confi
         auto t0 = Clock::now();
         std::optional<Prepared> p = handover->take();
         if (!p) break;
-        if (gate.stopping()) continue;  // prepared, never started: its processes go with it
+        if (gate.stopping() || !in_time()) continue;  // prepared, never started: its processes go with it
         run_one(lane, std::move(*p), seconds_since(t0));
       }
     });

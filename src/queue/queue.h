@@ -71,13 +71,18 @@ struct QueueConfig {
   // get no on_result (QueueStats::not_started counts them). A caller sets it on Ctrl-C, so a long
   // run stopped early keeps the work in flight (cli/queue_setup.h, StopOnSignal).
   std::shared_ptr<const std::atomic<bool>> stop_starting;
+  // Seconds after the queue starts by which the run must be over (0: no limit). An evaluation
+  // starts only if the 75th percentile of the run times finished so far says it ends in time;
+  // once one would not, none starts (as stop_starting), and the log says why. A run cut from
+  // outside at that limit loses only the evaluations the estimate misjudged.
+  double finish_within_s = 0;
 };
 
 struct QueueStats {
   double wall_s = 0;
   std::vector<double> lane_busy_s;  // per lane: seconds inside run_evaluation
   std::size_t done = 0, failed = 0;
-  std::size_t not_started = 0;      // left when stop_starting was set
+  std::size_t not_started = 0;      // left when stop_starting was set or finish_within_s came near
   double evaluations_per_hour() const { return wall_s > 0 ? 3600.0 * double(done + failed) / wall_s : 0; }
   double idle_share() const;        // over all lanes: 1 - busy / (lanes * wall)
 };

@@ -211,3 +211,27 @@ TEST(QueueUnit, APrebuildThatThrowsIsRecordedAndTheEvaluationBuildsItself) {
   EXPECT_EQ(r.stats.done, 3u);
   EXPECT_EQ(for_the_lanes_device, 4);
 }
+
+// With a time limit, an evaluation starts only if those finished so far say it ends in time:
+// runs of 200 ms within 1 s start no later than 0.8 s, and the rest are left, not cut.
+TEST(QueueUnit, NoEvaluationStartsThatTheTimeLimitWouldCut) {
+  for (int prefetch : {0, 1}) {
+    auto engine = std::make_shared<FakeEngine>();
+    engine->run_time = std::chrono::milliseconds(200);
+    QueueConfig config;
+    config.prefetch = prefetch;
+    config.finish_within_s = 1.0;
+    std::vector<std::string> log;
+    config.engine = engine;
+    config.log = [&](const std::string& line) { log.push_back(line); };
+    std::vector<QueueResult> results;
+    QueueStats stats = run_queue(jobs_named({"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}), config,
+                                 [&](const QueueResult& r) { results.push_back(r); });
+    EXPECT_GE(stats.done, 1u) << "prefetch " << prefetch;
+    EXPECT_GE(stats.not_started, 1u) << "10 runs of 200 ms cannot end within 1 s";
+    EXPECT_EQ(stats.done + stats.not_started, 10u);
+    for (auto& r : results) EXPECT_LE(r.finished_s - r.run_s, 0.85) << r.id << " started too late to end in time";
+    ASSERT_FALSE(log.empty());
+    EXPECT_NE(log.back().find("must end within 1 s"), std::string::npos) << log.back();
+  }
+}
