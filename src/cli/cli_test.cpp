@@ -268,17 +268,25 @@ TEST(Cli, BatchEvaluatesPairsOnTwoLanes) {
   fs::remove_all(dir);
 }
 
+namespace {
+
+// DIR afresh, with pairs.jsonl naming the accepted scale_add file N times (ids run0, run1, ...).
+void write_accepted_pairs(const fs::path& dir, int n) {
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream pairs(dir / "pairs.jsonl");
+  for (int i = 0; i < n; ++i)
+    pairs << json({{"id", "run" + std::to_string(i)}, {"task", fixture("tasks/scale_add.py")},
+                   {"candidate", fixture("candidates/ok_scale_add_alpha.py")}}).dump() << "\n";
+}
+
+}  // namespace
+
 // Ctrl-C on a long batch, as a terminal sends it (to the whole foreground process group): the
 // evaluation in hand finishes and is written out, none starts after it, and the table says so.
 TEST(Cli, BatchStoppedByCtrlCKeepsTheEvaluationInHand) {
   fs::path dir = fs::temp_directory_path() / ("cudal1_batch_stop_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  std::ofstream pairs(dir / "pairs.jsonl");
-  for (int i = 0; i < 6; ++i)
-    pairs << json({{"id", "run" + std::to_string(i)}, {"task", fixture("tasks/scale_add.py")},
-                   {"candidate", fixture("candidates/ok_scale_add_alpha.py")}}).dump() << "\n";
-  pairs.close();
+  write_accepted_pairs(dir, 6);
   fs::path out = dir / "out.jsonl";
   pid_t pid = fork();
   ASSERT_GE(pid, 0);
@@ -325,13 +333,7 @@ TEST(Cli, BatchStoppedByCtrlCKeepsTheEvaluationInHand) {
 // not end within 1 s, so none starts; the run says why, and the table lists the rest as not run.
 TEST(Cli, BatchStartsNoEvaluationItsTimeLimitWouldCut) {
   fs::path dir = fs::temp_directory_path() / ("cudal1_batch_limit_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  std::ofstream pairs(dir / "pairs.jsonl");
-  for (int i = 0; i < 3; ++i)
-    pairs << json({{"id", "run" + std::to_string(i)}, {"task", fixture("tasks/scale_add.py")},
-                   {"candidate", fixture("candidates/ok_scale_add_alpha.py")}}).dump() << "\n";
-  pairs.close();
+  write_accepted_pairs(dir, 3);
   CliRun r = run_cli("batch --pairs " + (dir / "pairs.jsonl").string() +
                      " --device cpu --no-timing --no-store --prefetch 0 --finish-within 1");
   ASSERT_EQ(r.exit_code, 0) << r.err;
