@@ -256,6 +256,12 @@ void run_train_rl(RlArgs& a) {
             << (a.o.out_dir / "loop" / "samples.jsonl").string() << "\n";
 }
 
+std::vector<std::string> loss_aggregation_names() {
+  std::vector<std::string> names;
+  for (trainer::LossAggregation m : trainer::kLossAggregations) names.emplace_back(trainer::loss_aggregation_name(m));
+  return names;
+}
+
 void register_rl(CLI::App* train, trainer::RlObjective objective) {
   auto a = std::make_shared<RlArgs>();
   a->o.objective = objective;
@@ -280,7 +286,7 @@ void register_rl(CLI::App* train, trainer::RlObjective objective) {
                   "how a round's per-token terms make the loss: seq-mean-token-mean (each answer's mean, then over answers; "
                   "GRPO's), token-mean (over every token; DAPO's), seq-mean-token-sum-norm (token sums over the sampling "
                   "limit; Dr. GRPO's)")
-      ->check(CLI::IsMember({"seq-mean-token-mean", "token-mean", "seq-mean-token-sum-norm"}))
+      ->check(CLI::IsMember(loss_aggregation_names()))
       ->capture_default_str();
   cmd->add_option("--eval-device", a->eval_device, "where candidates are evaluated: auto (cuda when the model trains on a GPU), cuda, cuda:N, cpu")->transform(device_names(true))->capture_default_str();
   if (crl) {

@@ -36,11 +36,14 @@ class BuildGate {
       : done_(n, false), taken_(n, false), built_(n), stop_(std::move(stop)) {}
   // Once set, no job is taken: take_ready answers nullopt, and lanes start nothing in hand.
   bool stopping() const { return (stop_ && *stop_) || stopped_; }
-  // The queue's own stop (its time limit), heard by a waiting take_ready at once.
-  void stop_starting() {
+  // The queue's own stop (its time limit), heard by a waiting take_ready at once. True for the
+  // call that stopped it, so that one lane, not each, says why.
+  bool stop_starting() {
     std::lock_guard<std::mutex> l(m_);
+    if (stopped_) return false;
     stopped_ = true;
     cv_.notify_all();
+    return true;
   }
   // The lowest-numbered job not yet taken whose build is done, waiting for one if need be;
   // nullopt once every job is taken or the queue is stopping.
@@ -310,12 +313,10 @@ QueueStats run_queue(const std::vector<QueueJob>& jobs, const QueueConfig& confi
     }
     const double now = seconds_since(start);
     if (now + expected <= config.finish_within_s) return true;
-    if (!gate.stopping()) {
-      gate.stop_starting();
+    if (gate.stop_starting())
       log("no evaluation starts after " + std::to_string(int(now)) + " s: they have taken " + std::to_string(int(expected)) +
            " s (75th percentile of " + std::to_string(finished) + " finished), and the run must end within " +
           std::to_string(int(config.finish_within_s)) + " s; those in hand finish");
-    }
     return false;
   };
 

@@ -35,8 +35,7 @@ const char* loss_aggregation_name(LossAggregation mode) {
 }
 
 std::optional<LossAggregation> parse_loss_aggregation(std::string_view name) {
-  for (LossAggregation m : {LossAggregation::seq_mean_token_mean, LossAggregation::token_mean,
-                            LossAggregation::seq_mean_token_sum_norm})
+  for (LossAggregation m : kLossAggregations)
     if (name == loss_aggregation_name(m)) return m;
   return std::nullopt;
 }

@@ -33,6 +33,8 @@ torch::Tensor sft_loss(const torch::Tensor& logprobs, const torch::Tensor& mask)
 // - seq_mean_token_sum_norm: each answer's token sum divided by one fixed length (the sampling
 //   limit), then the mean over answers (Dr. GRPO): no length bias either way.
 enum class LossAggregation { seq_mean_token_mean, token_mean, seq_mean_token_sum_norm };
+inline constexpr LossAggregation kLossAggregations[] = {LossAggregation::seq_mean_token_mean, LossAggregation::token_mean,
+                                                        LossAggregation::seq_mean_token_sum_norm};
 const char* loss_aggregation_name(LossAggregation mode);
 std::optional<LossAggregation> parse_loss_aggregation(std::string_view name);
 

@@ -42,8 +42,7 @@ TEST(Objectives, EachReductionWeighsTokensAsItsNameSays) {
   EXPECT_NEAR(reduce_tokens(x, mask, {L::seq_mean_token_mean, 4, 12}).item<double>(), (2.5 + 5.5) / 4, 1e-12);
   EXPECT_NEAR(reduce_tokens(x, mask, {L::token_mean, 4, 12}).item<double>(), 21.0 / 12, 1e-12);
   EXPECT_NEAR(reduce_tokens(x, mask, {L::seq_mean_token_sum_norm, 4, 12, 8}).item<double>(), 21.0 / (8 * 4), 1e-12);
-  for (L m : {L::seq_mean_token_mean, L::token_mean, L::seq_mean_token_sum_norm})
-    EXPECT_EQ(parse_loss_aggregation(loss_aggregation_name(m)), m);
+  for (L m : kLossAggregations) EXPECT_EQ(parse_loss_aggregation(loss_aggregation_name(m)), m);
   EXPECT_FALSE(parse_loss_aggregation("sequence-mean").has_value());
 }
 

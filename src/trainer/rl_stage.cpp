@@ -152,12 +152,11 @@ void learn_from_round(CausalLM& model, CausalLM* frozen, Optimizer& opt, const s
         const double token_share = batches[i].completion_mask.sum().item<double>() / std::max(1.0, reduction.tokens);
         GrpoTerms t = grpo_loss(completion_logprobs(model, batches[i]), old_lp[i], ref_lp[i], adv[i],
                                 batches[i].completion_mask, c.grpo, reduction);
-        const torch::Tensor& loss = t.loss;
-        st.loss += loss.item<double>();
+        st.loss += t.loss.item<double>();
         st.kl += t.kl_mean * share;  // a mean over answers; the clip fraction and ratio are over tokens
         st.clip_fraction += t.clip_fraction * token_share;
         st.ratio_mean += t.ratio_mean * token_share;
-        StepStats s = backward_share(opt, loss, i + 1 == parts.size());
+        StepStats s = backward_share(opt, t.loss, i + 1 == parts.size());
         if (s.stepped) {
           st.lr = s.lr;
           st.grad_norm = s.grad_norm;
