@@ -221,7 +221,7 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
   };
   // The rolling normalisation goes on from every reward this run has given, in the order given.
   RewardNormalizer normalizer(c.reward);
-  for (auto& x : store.run_samples(c.run)) normalizer.normalise(x.raw_reward);
+  for (auto& x : store.run_samples(c.run)) normalizer.remember(x.raw_reward);
 
   std::vector<TaskRun> runs(tasks.size());
   for (std::size_t t = 0; t < tasks.size(); ++t) {
@@ -539,14 +539,17 @@ std::vector<TaskOutcome> run_loop(const std::vector<LoopTask>& tasks, policy::Po
         });
       score(wave, round, turn);
     }
-    // Per task, in the order scored: rewards normalised, then GRPO advantages within each turn's
+    // Per task: the round's rewards normalised together, then GRPO advantages within each turn's
     // group (the answers of one turn were asked alike); one transaction per task.
     for (TaskRun* tp : wave) {
       TaskRun& tr = *tp;
       if (!tr.in_round) continue;
+      std::vector<double> raw;
+      for (const auto& row : tr.rows) raw.push_back(row.raw_reward);
+      std::vector<double> normalised = normalizer.normalise_round(raw);
       std::map<int, std::vector<std::size_t>> by_turn;
       for (std::size_t i = 0; i < tr.rows.size(); ++i) {
-        tr.rows[i].reward = normalizer.normalise(tr.rows[i].raw_reward);
+        tr.rows[i].reward = normalised[i];
         by_turn[tr.rows[i].turn].push_back(i);
       }
       for (auto& [turn, members] : by_turn) {

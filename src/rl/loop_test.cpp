@@ -139,6 +139,9 @@ TEST(Loop, ARoundIsStoredScoredAndExportedAndTheBestFileKept) {
   EXPECT_EQ(rows[2].raw_reward, 0.0);
   EXPECT_GT(rows[0].advantage, 0.0);
   EXPECT_LT(rows[1].advantage, 0.0);
+  // The two failures are alike whichever was scored first.
+  EXPECT_DOUBLE_EQ(rows[1].reward, rows[2].reward);
+  EXPECT_DOUBLE_EQ(rows[1].advantage, rows[2].advantage);
   EXPECT_NEAR(rows[0].advantage + rows[1].advantage + rows[2].advantage, 0.0, 1e-9);
   EXPECT_NE(rows[0].prompt.find("scale_add"), std::string::npos);
 

@@ -27,12 +27,23 @@ double stddev_of(const std::deque<double>& xs) {
 
 }  // namespace
 
-double RewardNormalizer::normalise(double x) {
-  seen_.push_back(x);
+void RewardNormalizer::remember(double raw) {
+  if (is_hack_reward(raw)) return;
+  seen_.push_back(raw);
   while (seen_.size() > std::max<std::size_t>(1, config_.window)) seen_.pop_front();
-  double sd = stddev_of(seen_);
-  if (sd <= 0) return 0.0;
-  return std::clamp((x - mean_of(seen_)) / sd, -config_.clip_sigma, config_.clip_sigma);
+}
+
+std::vector<double> RewardNormalizer::normalise_round(const std::vector<double>& raw) {
+  for (double x : raw) remember(x);
+  double m = mean_of(seen_), sd = stddev_of(seen_);
+  std::vector<double> out;
+  for (double x : raw) {
+    if (is_hack_reward(x))
+      out.push_back(-config_.clip_sigma + std::min(config_.hack_penalty, -1e-9));
+    else
+      out.push_back(sd > 0 ? std::clamp((x - m) / sd, -config_.clip_sigma, config_.clip_sigma) : 0.0);
+  }
+  return out;
 }
 
 double RewardNormalizer::mean() const { return mean_of(seen_); }
