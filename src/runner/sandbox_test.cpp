@@ -4,9 +4,11 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -129,6 +131,39 @@ TEST(Sandbox, HasNoNetwork) {
                                "interfaces=os.listdir('/sys/class/net') if os.path.exists('/sys/class/net') else [])\n");
   close(s);
   EXPECT_NE(r["connect"], "connected") << "a listener on the host's loopback is out of reach";
+}
+
+// A path-named socket is a door no network namespace closes: the attack is a host service's
+// world-writable socket where the sandbox can see it (here its own scratch folder).
+TEST(Sandbox, ReachesNoUnixSocketOrVsockOfTheHost) {
+  if (!namespaces()) GTEST_SKIP() << "no namespaces here";
+  Dirs d;
+  fs::path path = d.scratch / "host_service.sock";
+  int s = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::snprintf(a.sun_path, sizeof a.sun_path, "%s", path.c_str());
+  ASSERT_EQ(bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(listen(s, 4), 0);
+  fs::permissions(path, fs::perms::all);
+  json r = run_confined(d, std::string(kReport) + "import socket\n"
+                               "def unix():\n"
+                               "    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
+                               "    c.settimeout(3)\n"
+                               "    c.connect(" + json(path.string()).dump() + ")\n"
+                               "    return 'connected'\n"
+                               "def vsock():\n"
+                               "    socket.socket(40, socket.SOCK_STREAM)\n"
+                               "    return 'opened'\n"
+                               "def pair():\n"
+                               "    x, y = socket.socketpair()\n"
+                               "    x.sendall(b'ping')\n"
+                               "    return y.recv(4).decode()\n"
+                               "report(unix=attempt(unix), vsock=attempt(vsock), pair=attempt(pair))\n");
+  close(s);
+  EXPECT_EQ(r["unix"], "refused: OSError") << r.dump();
+  EXPECT_EQ(r["vsock"], "refused: OSError") << r.dump();
+  EXPECT_EQ(r["pair"], "ping") << "a connected pair with no name is how a candidate's own processes talk";
 }
 
 TEST(Sandbox, RefusesNamespacesTracingAndMountsAndDropsPrivileges) {

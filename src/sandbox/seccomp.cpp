@@ -3,9 +3,12 @@
 #include <sched.h>
 #include <seccomp.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <iterator>
 #include <cstring>
 
 #include "core/error.h"
@@ -27,6 +30,15 @@ constexpr const char* kRefused[] = {
     "swapon", "swapoff", "reboot", "syslog", "acct", "quotactl", "iopl", "ioperm",
     "sethostname", "setdomainname", "vhangup", "uselib",
 };
+
+// The socket families a sandboxed process may open: the network namespace confines these to its
+// own loopback (netlink is how a library lists its interfaces). A path-named Unix socket is
+// reached through the filesystem, which no namespace closes: a read-only bind still lets a process
+// connect to any world-writable socket it can see (a system bus, a journal, a database), so
+// socket(AF_UNIX) is refused; socketpair, a connected pair with no name, stays. vsock reaches the
+// hypervisor's host across every namespace.
+constexpr int kSocketFamilies[] = {AF_INET, AF_INET6, AF_NETLINK};
+constexpr int kFamilyLimit = 64;  // above AF_MAX (46 on Linux 6.x); higher values are refused as one
 
 constexpr unsigned long kNamespaceFlags[] = {CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET,
                                              CLONE_NEWIPC, CLONE_NEWUTS, CLONE_NEWCGROUP};
@@ -51,6 +63,13 @@ std::string build() {
     if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag)); rc < 0)
       throw fail("filter clone's flags", rc);
   if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0); rc < 0) throw fail("refuse clone3", rc);
+  for (int family = 0; family < kFamilyLimit; ++family) {
+    if (std::find(std::begin(kSocketFamilies), std::end(kSocketFamilies), family) != std::end(kSocketFamilies)) continue;
+    if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, scmp_datum_t(family))); rc < 0)
+      throw fail("refuse a socket family", rc);
+  }
+  if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_GE, scmp_datum_t(kFamilyLimit))); rc < 0)
+    throw fail("refuse socket families past the last", rc);
   int fd = memfd_create("cudal1-seccomp", MFD_CLOEXEC);
   if (fd < 0) throw Error(ErrorKind::runner, std::string("cannot make a memory file for the seccomp filter: ") + std::strerror(errno));
   std::string program;

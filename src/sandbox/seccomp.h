@@ -5,6 +5,9 @@
 // (unshare, setns, clone with a CLONE_NEW* flag), mounts and the new mount API, kernel modules
 // and kexec, bpf, perf events, keyrings, userfaultfd, io_uring (its operations skip this filter),
 // handle-based opens, clocks, swap, reboot, syslog, quotas, I/O ports, host and domain names.
+// socket() of any family but IPv4, IPv6 and netlink gets EAFNOSUPPORT: a path-named Unix socket is
+// reached through the filesystem whatever the namespaces, vsock through the hypervisor
+// (socketpair stays, for pipes between a candidate's own processes).
 // clone3 gets ENOSYS, so the C library falls back to clone, whose flags the filter can read. A
 // call made through another architecture's table (int 0x80) kills the process.
 #pragma once
