@@ -13,6 +13,7 @@
 
 #include "cli/cli_run.h"
 #include "core/hash.h"
+#include "evaluator/options.h"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -169,6 +170,47 @@ TEST(Cli, BenchCarriesScoredRowsToARunWithAnotherStore) {
   CliRun bad = run_cli(set + " --db " + (dir / "next.db").string() + " --rows-from " + (dir / "not_bench.json").string());
   EXPECT_EQ(bad.exit_code, 3) << bad.err;  // input
   EXPECT_NE(bad.err.find("is not a bench JSON"), std::string::npos) << bad.err;
+}
+
+// A new protocol version scores the set again, unless the person carries the earlier version's
+// rows by name: they are then taken, and the report counts them under their own protocol.
+TEST(Cli, BenchTakesAnEarlierProtocolsRowsOnlyWhenNamed) {
+  KernelSet kernels("bench_carry_protocol");
+  const fs::path& dir = kernels.dir;
+  kernels.task("tasks/scale_add.py", "scale_add.py");
+  kernels.kernel("candidates/ok_scale_add_alpha.py", "scale_add.py");
+  const std::string set = kernels.bench() + " --device cpu --no-sol --no-baselines --json";
+  CliRun first = run_cli(set + " --db " + (dir / "first.db").string());
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  json earlier = only_json(first.out);
+  const std::string current = cudal1::kProtocolVersion, old = "cudal1-eval/1";
+  for (auto& row : earlier["rows"]) {
+    std::string key = row["provenance"]["protocol_key"];
+    ASSERT_EQ(key.rfind(current, 0), 0u) << key;
+    row["provenance"]["protocol_key"] = old + key.substr(current.size());
+    row["provenance"]["protocol"] = old;
+  }
+  std::ofstream(dir / "old.json") << earlier.dump();
+  const std::string next = set + " --stored-only --db " + (dir / "next.db").string() + " --rows-from " + (dir / "old.json").string();
+
+  CliRun plain = run_cli(next);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_NE(plain.err.find("1 with a verdict that can be carried, 0 taken"), std::string::npos) << plain.err;
+
+  CliRun named = run_cli(next + " --rows-from-protocol " + old);
+  ASSERT_EQ(named.exit_code, 0) << named.err;
+  EXPECT_NE(named.err.find("1 taken from --rows-from"), std::string::npos) << named.err;
+  const json bench = only_json(named.out);
+  ASSERT_EQ(bench["rows"].size(), 1u);
+  EXPECT_EQ(bench["rows"][0]["status"], "ok");
+  EXPECT_EQ(bench["rows"][0]["provenance"]["protocol"], old);
+
+  CliRun same = run_cli(next + " --rows-from-protocol " + current);
+  EXPECT_EQ(same.exit_code, 2) << same.err;  // usage
+  EXPECT_NE(same.err.find("is not an earlier protocol version"), std::string::npos) << same.err;
+  CliRun alone = run_cli(set + " --stored-only --db " + (dir / "next.db").string() + " --rows-from-protocol " + old);
+  EXPECT_EQ(alone.exit_code, 2) << alone.err;
+  EXPECT_NE(alone.err.find("add --rows-from"), std::string::npos) << alone.err;
 }
 
 // The speed-of-light column of a suite where one task does not even import: that task's row says

@@ -15,6 +15,7 @@
 #include "cli/queue_setup.h"
 #include "core/error.h"
 #include "core/hash.h"
+#include "evaluator/options.h"
 #include "queue/jobs.h"
 #include "report/bench_carried_rows.h"
 #include "report/bench_provenance.h"
@@ -38,6 +39,7 @@ namespace {
 struct BenchArgs {
   std::string jsonl, folder, suite, levels, device = "cuda", db, work, html, markdown, title;
   std::vector<std::string> rows_from;
+  std::vector<std::string> rows_from_protocols;  // --rows-from-protocol: earlier versions also taken
   std::size_t limit = 0;
   int gpus = 0, lanes = 1;
   double memory_budget_gb = 0;
@@ -46,6 +48,27 @@ struct BenchArgs {
   bool error_first_lines = false;
   BuildServiceFlags builds;
 };
+
+// The protocol keys a carried row may have been scored under: this run's, then the same settings
+// under each earlier version the person named (--rows-from-protocol), newest named first.
+std::vector<std::string> carried_protocol_keys(const std::string& protocol, const std::vector<std::string>& earlier) {
+  std::vector<std::string> keys = {protocol};
+  const std::string current = kProtocolVersion;
+  for (const std::string& version : earlier)
+    if (protocol.rfind(current, 0) == 0) keys.push_back(version + protocol.substr(current.size()));
+  return keys;
+}
+
+void check_earlier_protocols(const std::vector<std::string>& versions, bool rows_from) {
+  for (const std::string& v : versions) {
+    if (v.rfind("cudal1-eval/", 0) != 0 || v == kProtocolVersion)
+      throw Error(ErrorKind::usage, "--rows-from-protocol " + v + " is not an earlier protocol version",
+                  std::string("name one such as cudal1-eval/8 (this cudal1 scores under ") + kProtocolVersion + ")");
+    if (!rows_from)
+      throw Error(ErrorKind::usage, "--rows-from-protocol takes rows from the files of --rows-from, and none was given",
+                  "add --rows-from BENCH.json");
+  }
+}
 
 // The SHA-256 of a job's task and candidate files: what the store and a carried row key it by.
 struct JobHashes {
@@ -193,6 +216,7 @@ void run_bench(const BenchArgs& a) {
   // Resume: what the store already has for this protocol, on any of these lanes' devices, then
   // what the files of --rows-from carried from earlier machines.
   std::vector<CarriedRows> carried_files;
+  check_earlier_protocols(a.rows_from_protocols, !a.rows_from.empty());
   for (auto& f : a.rows_from) carried_files.push_back(read_carried_rows(f));
   std::vector<JobHashes> hashes(jobs.size());
   std::vector<std::optional<EvalResult>> results(jobs.size());
@@ -208,9 +232,10 @@ void run_bench(const BenchArgs& a) {
     if (!a.force) {
       for (auto& d : config.devices)
         if (!results[i]) results[i] = store->find(hashes[i].task, hashes[i].candidate, protocol, d);
-      for (std::size_t f = 0; f < carried_files.size() && !results[i] && !carried[i]; ++f)
-        if ((carried[i] = find_carried_row(carried_files[f], hashes[i].task, hashes[i].candidate, protocol, config.devices.front())))
-          carried[i] = job_fields(jobs[i], hashes[i], *carried[i]), ++taken_from[f];
+      for (const std::string& key : carried_protocol_keys(protocol, a.rows_from_protocols))
+        for (std::size_t f = 0; f < carried_files.size() && !results[i] && !carried[i]; ++f)
+          if ((carried[i] = find_carried_row(carried_files[f], hashes[i].task, hashes[i].candidate, key, config.devices.front())))
+            carried[i] = job_fields(jobs[i], hashes[i], *carried[i]), ++taken_from[f];
     }
     stored += results[i].has_value();
     if (!results[i] && !carried[i]) pending.push_back(jobs[i]), pending_index.push_back(i);
@@ -300,6 +325,9 @@ void register_bench(CLI::App& app) {
   cmd->add_option("--title", args->title, "the report's title");
   cmd->add_option("--work", args->work, "with --jsonl: folder for the rows' files (default ./cudal1-bench-work)");
   cmd->add_option("--db", args->db, "SQLite store: results, baselines, task metadata (default as for eval)");
+  cmd->add_option("--rows-from-protocol", args->rows_from_protocols,
+                  "with --rows-from, also take rows scored under this earlier protocol version (e.g. cudal1-eval/8) "
+                  "with otherwise the same settings; the report counts rows per protocol; repeatable");
   cmd->add_option("--rows-from", args->rows_from, "take the scored rows of an earlier run's bench JSON (--json) for the same "
                                                   "task and candidate files under the same protocol instead of scoring "
                                                   "them again (carries a set's verdicts from one machine to the next); "

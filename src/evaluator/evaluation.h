@@ -17,6 +17,7 @@
 #include "evaluator/evaluator.h"
 #include "evaluator/infrastructure.h"
 #include "evaluator/measure.h"
+#include "evaluator/precision.h"
 #include "evaluator/stages.h"
 #include "evaluator/status.h"
 #include "evaluator/task_facts.h"
@@ -96,9 +97,14 @@ KeyedMutex::Guard one_lane_per_task(const PreparedEvaluation& p, StageClock& sta
 Verdict check_cases(PreparedEvaluation& p, Session& s, const ReferenceRun& ref,
                     StageClock& stages, std::vector<TensorValue>& first_actual);
 
-// The precision ladder on case 0 of a float32 task (precision.h).
+// The precision ladder on case 0 of a float32 task (precision.h); leaves its rungs in
+// s.ladder_rungs for the timed calls' check (timed_precision.h).
 Verdict check_precision(PreparedEvaluation& p, Session& s, const std::vector<TensorValue>& expected,
                         const std::vector<TensorValue>& actual);
+
+// A precision verdict as a status and flags: systematic error is incorrect, reduced precision
+// rejected (a warning with `allowed`, --allow-reduced-precision).
+Verdict precision_verdict(const PrecisionVerdict& v, bool allowed, EvalResult& r);
 
 // Speed against the reference, and again in a fresh candidate process when the gain is large.
 Verdict time_candidate(PreparedEvaluation& p, Session& s, const json& load_request,

@@ -11,6 +11,8 @@
 #include "evaluator/call_budget.h"
 #include "evaluator/oracle.h"
 #include "evaluator/other_processes.h"
+#include "evaluator/evaluation.h"
+#include "evaluator/timed_precision.h"
 #include "evaluator/timing.h"
 #include "evaluator/verdicts.h"
 
@@ -23,6 +25,11 @@ namespace {
 // Untimed first calls of each batch (the other context just had the GPU): the baselines settle
 // as many (evaluator/timing.h).
 const int kSettle = timing_settings(false).settle;
+
+// Verified timed calls also judged against the float64 oracle (one oracle run each): a candidate
+// that computes cheaply on every timed call shows it in any one, and a share of calls it cheats on
+// gains only that share of the speed.
+constexpr std::size_t kTimedPrecisionCalls = 4;
 
 milliseconds to_ms(double s) { return milliseconds(static_cast<long long>(s * 1000)); }
 
@@ -64,23 +71,27 @@ std::vector<double> field(const json& recs, const char* name) {
 }
 
 // Recomputes a random subset of the sampled calls in the reference and compares. Wrong values
-// reject, without stopping the evaluation.
+// reject, without stopping the evaluation. On a float32 task the first few are also judged
+// against the float64 oracle for the precision they were computed in (timed_precision.h).
 Verdict verify_calls(Session& s, std::vector<SampledCall>& pool, EvalResult& r) {
   std::shuffle(pool.begin(), pool.end(), s.rng);
   std::size_t want = std::max<std::size_t>(std::size_t(s.o.verify_min),
                                            std::size_t(std::ceil(s.o.verify_fraction * double(pool.size()))));
   std::size_t n = std::min(want, pool.size()), failed = 0;
+  TimedPrecision timed;
   for (std::size_t i = 0; i < n; ++i) {
     const auto& c = pool[i];
     json positions = json::array();
     for (auto& smp : c.samples.is_array() ? c.samples : json::array())
       positions.push_back(smp.is_null() ? json() : smp["positions"]);
+    bool precision = s.ladder_rungs.is_object() && i < kTimedPrecisionCalls;
     json req = {{"op", "sample"}, {"case", c.call["case"]}, {"variant", c.call["variant"]}, {"positions", positions},
-                {"oracle", s.reference_imprecise}};
+                {"oracle", s.reference_imprecise || precision}};
     json reply = reference_alone(s, req, to_ms(s.call_timeout_s)).body;
     std::string problem = compare_samples(c.samples, reply["samples"], s.o.tolerance);
     if (!problem.empty() && s.reference_imprecise)
       problem = samples_against_oracle(c.samples, reply["samples"], reply.value("oracle_samples", json()), s.o.tolerance);
+    if (problem.empty() && precision) timed.add(c.samples, reply["samples"], reply.value("oracle_samples", json()));
     if (problem.empty()) continue;
     if (failed++ == 0)
       r.add_flag("timed_output_incorrect", Severity::block,
@@ -89,10 +100,14 @@ Verdict verify_calls(Session& s, std::vector<SampledCall>& pool, EvalResult& r) 
   }
   r.statistics["verified_calls"] = {{"checked", n}, {"sampled", pool.size()}, {"failed", failed},
                                     {"elements_per_output", s.o.sample_elements}};
-  if (!failed) return {};
-  return {Status::rejected, std::to_string(failed) + " of " + std::to_string(n) +
-                                " verified timed calls returned wrong values: the candidate is "
-                                "right only when checked"};
+  if (failed)
+    return {Status::rejected, std::to_string(failed) + " of " + std::to_string(n) +
+                                  " verified timed calls returned wrong values: the candidate is "
+                                  "right only when checked"};
+  if (timed.calls() == 0) return {};
+  PrecisionVerdict v = timed.judge(s.ladder_rungs);
+  r.statistics["verified_calls"]["precision"] = {{"calls", timed.calls()}, {"outputs", v.detail}};
+  return precision_verdict(v, s.o.allow_reduced_precision, r);
 }
 
 // The parent's clock against the candidate's claims, on one set of buckets.

@@ -35,6 +35,9 @@ struct Session {
   // Some case passed against the float64 oracle, not the reference (oracle.h): timed calls that
   // disagree with the reference are judged against the oracle too.
   bool reference_imprecise = false;
+  // The precision ladder's rungs on case 0 (precision.h), null where it did not run: verified
+  // timed calls are judged against the oracle with them (timed_precision.h).
+  nlohmann::json ladder_rungs;
 };
 
 // While it lives, every process the candidate started beside its worker is stopped (SIGSTOP to

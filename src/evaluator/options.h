@@ -23,7 +23,7 @@ class TaskFacts;  // evaluator/task_facts.h
 
 // Bumped whenever a change can alter a verdict or a figure: results under another protocol are
 // never reused from the store.
-inline constexpr const char* kProtocolVersion = "cudal1-eval/8";
+inline constexpr const char* kProtocolVersion = "cudal1-eval/9";
 
 // "cuda" and "cuda:N" are CUDA devices; everything else runs on the host.
 inline bool is_cuda_device(const std::string& device) { return device.rfind("cuda", 0) == 0; }

@@ -68,31 +68,6 @@ std::string first_failure(const json& verdict) {
   return verdict.value("problem", "");
 }
 
-// A candidate within the tolerance whose error shows it computes something else, or in lower
-// precision than the task: its flag, and the verdict.
-Verdict precision_verdict(const PrecisionVerdict& v, bool allowed, EvalResult& r) {
-  // A bias or a wrong constant is another function, not a cheaper way to compute this one: it is
-  // incorrect, and no option accepts it.
-  if (v.systematic) {
-    r.add_flag("systematic_error", Severity::block, v.evidence);
-    return {Status::incorrect,
-            "case 0: within the tolerance, but the error is systematic, not rounding: " +
-                v.evidence,
-            false};
-  }
-  if (!v.reduced) return {};
-  r.add_flag("reduced_precision", allowed ? Severity::warn : Severity::block,
-             v.evidence + (allowed ? " (accepted: --allow-reduced-precision)" : ""));
-  if (allowed) return {};
-  // The option is offered only where the evidence is rounding: a hint must never lead a person
-  // to accept what may be wrong.
-  const char* hint =
-      v.rounding_like
-          ? " (pass --allow-reduced-precision to accept it, labelled)"
-          : " (not offered for acceptance: nothing shows the error is only rounding)";
-  return {Status::rejected, "reduced precision in a float32 task: " + v.evidence + hint, false};
-}
-
 struct CaseCheck {
   Verdict stop;                 // the call failed, or its outputs could not be read back
   json verdict;                 // the case's record in r.correctness
@@ -156,6 +131,31 @@ CaseCheck check_case(PreparedEvaluation& p, Session& s, const ReferenceRun& ref,
 
 }  // namespace
 
+// A candidate within the tolerance whose error shows it computes something else, or in lower
+// precision than the task: its flag, and the verdict.
+Verdict precision_verdict(const PrecisionVerdict& v, bool allowed, EvalResult& r) {
+  // A bias or a wrong constant is another function, not a cheaper way to compute this one: it is
+  // incorrect, and no option accepts it.
+  if (v.systematic) {
+    r.add_flag("systematic_error", Severity::block, v.evidence);
+    return {Status::incorrect,
+            "case 0: within the tolerance, but the error is systematic, not rounding: " +
+                v.evidence,
+            false};
+  }
+  if (!v.reduced) return {};
+  r.add_flag("reduced_precision", allowed ? Severity::warn : Severity::block,
+             v.evidence + (allowed ? " (accepted: --allow-reduced-precision)" : ""));
+  if (allowed) return {};
+  // The option is offered only where the evidence is rounding: a hint must never lead a person
+  // to accept what may be wrong.
+  const char* hint =
+      v.rounding_like
+          ? " (pass --allow-reduced-precision to accept it, labelled)"
+          : " (not offered for acceptance: nothing shows the error is only rounding)";
+  return {Status::rejected, "reduced precision in a float32 task: " + v.evidence + hint, false};
+}
+
 Verdict check_cases(PreparedEvaluation& p, Session& s, const ReferenceRun& ref,
                     StageClock& stages, std::vector<TensorValue>& first_actual) {
   std::string exact_failure, values_failure;
@@ -213,6 +213,7 @@ Verdict check_precision(PreparedEvaluation& p, Session& s, const std::vector<Ten
     shapes.push_back(error_shape(actual[i], oracle[i]));
   }
   PrecisionVerdict v = judge_precision(rep["rungs"], errors, shapes);
+  s.ladder_rungs = rep["rungs"];
   const char* verdict = v.systematic ? "systematic" : v.reduced ? "reduced" : "as_reference";
   r.correctness["precision"] = {{"verdict", verdict}, {"like", v.like}, {"rungs", rep["rungs"]},
                                 {"outputs", v.detail}};

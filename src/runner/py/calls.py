@@ -35,6 +35,8 @@ _reshape = _TB.reshape
 _no_grad = torch.no_grad
 _randperm = torch.randperm
 _randint = torch.randint
+_rand = torch.rand
+_exp = torch.exp
 _Generator = torch.Generator
 
 # Input buffer sets a model's calls rotate over (timed baselines rotate over as many).
@@ -44,8 +46,11 @@ SLOTS = 4
 def variant(values, seed):
     """Case values made into a problem never computed before: each tensor permuted along its
     first dimension longer than 1, by a permutation drawn from `seed` (one per dimension length,
-    so paired inputs stay paired), and each floating tensor scaled by its own factor in
-    [e^-0.5, e^0.5] (signs, and so domains, kept), so no row of a variant was ever seen either."""
+    so paired inputs stay paired), and each element of a floating tensor scaled by its own factor
+    in [e^-0.5, e^0.5] (signs, zeros and so domains kept). One factor for a whole tensor left every
+    row a scaled copy of a row the candidate saw while checked: a memo matching rows up to scale
+    answered timed calls without the work. Factors are drawn on the tensor's device from `seed`,
+    so both workers build the same values bit for bit."""
     if seed is None:
         return values
     gen = _Generator().manual_seed(int(seed))
@@ -59,8 +64,9 @@ def variant(values, seed):
                     perms[n] = _randperm(n, generator=gen)
                 v = _index_select(v, dim, perms[n].to(v.device))
         if _isinstance(v, _Tensor) and v.is_floating_point():
-            factor = float(torch.exp(torch.rand((), generator=gen, dtype=torch.float64) - 0.5))
-            v = v * factor
+            at = _Generator(device=v.device).manual_seed(int(_randint(0, 2 ** 62, (), generator=gen)))
+            factors = _exp(_rand(_size(v), generator=at, device=v.device, dtype=torch.float32) - 0.5)
+            v = v * factors.to(v.dtype)
         out.append(v)
     return out
 
