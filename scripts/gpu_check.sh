@@ -299,7 +299,8 @@ fi
 # earlier, one that the run times so far say would outlive the grace: --finish-within), those in hand finish
 # (BENCH_GRACE seconds at most, default 150) and are kept, and the report covers what was scored
 # (written from the store when the grace ran out). BENCH_ROWS_FROM: a bench JSON of rows scored on
-# earlier machines (`cudal1 bench --stored-only --json` over a returned store), taken as they are.
+# earlier machines (`cudal1 bench --stored-only --json` over a returned store), taken as they are;
+# BENCH_ROWS_PROTOCOL (e.g. cudal1-eval/8) also takes its rows of that earlier protocol version.
 if has audit; then
   mkdir -p "$scratch/bench_state"
   [ -n "${BENCH_RESTORE:-}" ] && [ ! -f "$scratch/bench_state/results.db" ] && tar -xzf "$BENCH_RESTORE" -C "$scratch/bench_state"
@@ -307,7 +308,7 @@ if has audit; then
   scripts/snapshot_store.sh "$scratch/bench_state" "$out/bench_state.tgz" 60 &
   snapshots=$!
   ${BENCH_DEADLINE:+timeout -s INT -k "$(grace_after "$BENCH_DEADLINE" "${BENCH_GRACE:-150}")" "$(until_deadline "$BENCH_DEADLINE")"} "$bin/cudal1" bench --jsonl "$BENCH_JSONL" --limit "${BENCH_LIMIT:-20}" \
-    ${BENCH_ROWS_FROM:+--rows-from "$BENCH_ROWS_FROM"} --device cuda --lanes "${BENCH_LANES:-1}" --db "$scratch/bench_state/results.db" --work "$scratch/bench_work" \
+    ${BENCH_ROWS_FROM:+--rows-from "$BENCH_ROWS_FROM"} ${BENCH_ROWS_PROTOCOL:+--rows-from-protocol "$BENCH_ROWS_PROTOCOL"} --device cuda --lanes "${BENCH_LANES:-1}" --db "$scratch/bench_state/results.db" --work "$scratch/bench_work" \
     ${BENCH_DEADLINE:+--finish-within "$(finish_within "$BENCH_DEADLINE" "${BENCH_GRACE:-150}")"} \
     --html "$out/bench.html" --markdown "$out/bench.md" >"$out/bench_cuda_l1.txt" 2>"$out/bench_progress.txt"
   rc=$?
@@ -321,7 +322,7 @@ if has audit; then
   # row, so the report is written from it.
   if [ "$rc" -ne 0 ] || [ ! -s "$out/bench.md" ]; then
     "$bin/cudal1" bench --jsonl "$BENCH_JSONL" --limit "${BENCH_LIMIT:-20}" --device cuda --stored-only \
-      ${BENCH_ROWS_FROM:+--rows-from "$BENCH_ROWS_FROM"} \
+      ${BENCH_ROWS_FROM:+--rows-from "$BENCH_ROWS_FROM"} ${BENCH_ROWS_PROTOCOL:+--rows-from-protocol "$BENCH_ROWS_PROTOCOL"} \
       --db "$scratch/bench_state/results.db" --work "$scratch/bench_work" --html "$out/bench.html" --markdown "$out/bench.md" \
       >>"$out/bench_cuda_l1.txt" 2>>"$out/bench_progress.txt"
     echo "report from the store: exit $?" >>"$out/bench_cuda_l1.txt"
@@ -331,7 +332,7 @@ if has audit; then
   # machine takes as BENCH_ROWS_FROM: the store goes with this one. It is committed to the
   # repository, so each error keeps its first line, not the kernel's code it may quote.
   "$bin/cudal1" bench --jsonl "$BENCH_JSONL" --limit "${BENCH_LIMIT:-20}" --device cuda --stored-only --no-sol \
-    ${BENCH_ROWS_FROM:+--rows-from "$BENCH_ROWS_FROM"} --db "$scratch/bench_state/results.db" --work "$scratch/bench_work" \
+    ${BENCH_ROWS_FROM:+--rows-from "$BENCH_ROWS_FROM"} ${BENCH_ROWS_PROTOCOL:+--rows-from-protocol "$BENCH_ROWS_PROTOCOL"} --db "$scratch/bench_state/results.db" --work "$scratch/bench_work" \
     --json --error-first-lines >"$out/bench_rows.json" 2>>"$out/bench_progress.txt" || echo "bench_rows.json: exit $?" >>"$out/bench_cuda_l1.txt"
 fi
 
