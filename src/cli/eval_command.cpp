@@ -126,7 +126,7 @@ EvalResult evaluate_one(EvalOptions o, const std::string& candidate, Store* stor
     }
   }
   o.task_facts = store_task_facts(store);  // no store: the lint is computed every time
-  if (store) o.best_known_speedup = store->best_speedup(sha256_hex(read_file(o.task_path)), o.protocol_key(), o.device);
+  fill_best_known_speedup(o);
   EvalResult r = evaluate(o);
   if (r.infrastructure_failure()) stored = "not stored: an infrastructure failure is no verdict on the candidate";
   else if (store) {

@@ -209,6 +209,9 @@ class Worker {
     outcome.worker = name_;
     outcome.device = device;
     try {
+      // The job carries the best known speedup from its producer's store, which holds the
+      // cluster's verdicts (under its lanes' name, "remote"); this host's store keeps task facts
+      // and no verdicts of the cluster, so the queue below reads it only for a job that carries none.
       EvalOptions o = job.options;
       o.task_path = fetch(redis, job.task, "task.py").string();
       o.candidate_path = fetch(redis, job.candidate, "candidate.py").string();

@@ -31,4 +31,14 @@ PreparedPtr prepare_evaluation(const EvalOptions& options);
 // baselines.
 EvalResult run_evaluation(PreparedEvaluation& prepared);
 
+// The speedup above which a figure is timed again in a fresh candidate process: the option
+// fresh_remeasure_above, or best_known_factor times the task's best known figure when lower.
+double fresh_remeasure_bar(const EvalOptions& options);
+
+// Sets options.best_known_speedup from its task_facts (the store's best accepted figure for the
+// task, device and protocol), so a figure far above it is re-measured however far from 3x it is.
+// Call once options.device is final. A figure already set stands: a cluster job carries the one
+// its producer's store knows, which a worker's own store does not hold.
+void fill_best_known_speedup(EvalOptions& options);
+
 }  // namespace cudal1

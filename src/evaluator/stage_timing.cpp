@@ -5,22 +5,26 @@
 
 #include "core/error.h"
 #include "evaluator/evaluation.h"
+#include "evaluator/evaluator.h"
 #include "evaluator/light_check.h"
 #include "evaluator/task_facts.h"
 #include "evaluator/verdicts.h"
 
 namespace cudal1 {
 
-namespace {
-
-// The speedup above which a figure is measured again: the option, or less when the task's best
-// known figure makes this one suspicious sooner.
 double fresh_remeasure_bar(const EvalOptions& o) {
   double bar = o.fresh_remeasure_above;
   if (o.best_known_speedup && *o.best_known_speedup > 0)
     bar = std::min(bar, o.best_known_factor * *o.best_known_speedup);
   return bar;
 }
+
+void fill_best_known_speedup(EvalOptions& o) {
+  if (o.best_known_speedup || !o.task_facts) return;
+  o.best_known_speedup = o.task_facts->best_accepted_speedup(o.task_path, o.device, o.protocol_key());
+}
+
+namespace {
 
 // A process that learned something during the first measurement gains nothing from it: the
 // candidate is timed again in a fresh process, and the lower of the two figures stands.

@@ -1,5 +1,6 @@
 // evaluator/task_facts.h — what an evaluation learns about its task rather than its candidate:
-// the task's degenerate-task lint, its baselines' figures and its speed of light. The evaluator asks for them
+// the task's degenerate-task lint, its baselines' figures, its speed of light and the best figure
+// accepted for it so far. The evaluator and the queue ask for them
 // through this interface; the layer above it (src/task_facts) computes them and decides whether
 // they are cached, so the evaluator depends on neither the lint, the baselines nor the store.
 #pragma once
@@ -65,6 +66,15 @@ class TaskFacts {
   virtual std::optional<TaskLightFacts> speed_of_light(const TaskQuery& task,
                                                        const std::function<void()>& before_measuring) {
     (void)task, (void)before_measuring;
+    return std::nullopt;
+  }
+  // The best accepted eager speedup on record for the task on `device` under `protocol_key`;
+  // nullopt when there is none, or when these facts keep no record. Throws Error when the record
+  // cannot be read.
+  virtual std::optional<double> best_accepted_speedup(const std::string& task_path,
+                                                      const std::string& device,
+                                                      const std::string& protocol_key) {
+    (void)task_path, (void)device, (void)protocol_key;
     return std::nullopt;
   }
   // True when one answer serves every evaluation of the task (a cache): lanes evaluating the

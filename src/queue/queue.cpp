@@ -157,6 +157,7 @@ Prepared prepare_job(const QueueJob& job, std::size_t index, const std::string& 
   if (auto device_memory = shares.device_memory_for(device)) o.device_memory_budget = device_memory;
   if (built.outcome) o.prebuilt = built.outcome;
   try {
+    fill_best_known_speedup(o);  // for the lane's device: what the store keys its verdicts by
     p.eval = engine.prepare(o);
   } catch (const Error& e) {
     p.error = e;

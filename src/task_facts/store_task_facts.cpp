@@ -1,7 +1,9 @@
 #include "task_facts/store_task_facts.h"
 
 #include "baselines/baselines.h"
+#include "core/hash.h"
 #include "lint/lint.h"
+#include "store/store.h"
 #include "tasks/task_speed_of_light.h"
 
 namespace cudal1 {
@@ -50,6 +52,12 @@ class StoreTaskFacts : public TaskFacts {
     TaskLight light = task_speed_of_light(
         {task.task_path, task.device, task.python, task.hidden, store_, before_measuring});
     return TaskLightFacts{light.sol_ms, light.floor_ms, light.record};
+  }
+
+  std::optional<double> best_accepted_speedup(const std::string& task_path, const std::string& device,
+                                              const std::string& protocol_key) override {
+    if (!store_) return std::nullopt;
+    return store_->best_speedup(sha256_hex(read_file(task_path)), protocol_key, device);
   }
 
   bool shared() const override { return store_ != nullptr; }

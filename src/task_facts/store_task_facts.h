@@ -4,7 +4,8 @@
 // so the evaluator needs none.
 //
 // Defines store_task_facts(store): facts kept in `store`'s cache, each computed once per task,
-// device and protocol; with a null store, computed every time they are asked for.
+// device and protocol; with a null store, computed every time they are asked for. The best
+// accepted speedup is read from `store`'s verdicts; a null store knows none.
 #pragma once
 
 #include <memory>
