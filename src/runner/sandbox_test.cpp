@@ -146,6 +146,13 @@ TEST(Sandbox, ReachesNoUnixSocketOrVsockOfTheHost) {
   ASSERT_EQ(bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
   ASSERT_EQ(listen(s, 4), 0);
   fs::permissions(path, fs::perms::all);
+  fs::path log_path = d.scratch / "host_log.sock";  // a datagram service, as a system log is
+  int log = socket(AF_UNIX, SOCK_DGRAM, 0);
+  sockaddr_un l{};
+  l.sun_family = AF_UNIX;
+  std::snprintf(l.sun_path, sizeof l.sun_path, "%s", log_path.c_str());
+  ASSERT_EQ(bind(log, reinterpret_cast<sockaddr*>(&l), sizeof l), 0);
+  fs::permissions(log_path, fs::perms::all);
   json r = run_confined(d, std::string(kReport) + "import socket\n"
                                "def unix():\n"
                                "    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
@@ -159,10 +166,15 @@ TEST(Sandbox, ReachesNoUnixSocketOrVsockOfTheHost) {
                                "    x, y = socket.socketpair()\n"
                                "    x.sendall(b'ping')\n"
                                "    return y.recv(4).decode()\n"
-                               "report(unix=attempt(unix), vsock=attempt(vsock), pair=attempt(pair))\n");
-  close(s);
+                               "def datagrams():\n"
+                               "    x, y = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
+                               "    x.sendto(b'hello', " + json(log_path.string()).dump() + ")\n"
+                               "    return 'sent'\n"
+                               "report(unix=attempt(unix), vsock=attempt(vsock), pair=attempt(pair), datagrams=attempt(datagrams))\n");
+  close(s), close(log);
   EXPECT_EQ(r["unix"], "refused: OSError") << r.dump();
   EXPECT_EQ(r["vsock"], "refused: OSError") << r.dump();
+  EXPECT_EQ(r["datagrams"], "refused: PermissionError") << "a datagram end can send to any path it sees";
   EXPECT_EQ(r["pair"], "ping") << "a connected pair with no name is how a candidate's own processes talk";
 }
 

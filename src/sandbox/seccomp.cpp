@@ -35,10 +35,11 @@ constexpr const char* kRefused[] = {
 // own loopback (netlink is how a library lists its interfaces). A path-named Unix socket is
 // reached through the filesystem, which no namespace closes: a read-only bind still lets a process
 // connect to any world-writable socket it can see (a system bus, a journal, a database), so
-// socket(AF_UNIX) is refused; socketpair, a connected pair with no name, stays. vsock reaches the
-// hypervisor's host across every namespace.
+// socket(AF_UNIX) is refused; socketpair, a connected pair with no name, stays for streams. vsock
+// reaches the hypervisor's host across every namespace.
 constexpr int kSocketFamilies[] = {AF_INET, AF_INET6, AF_NETLINK};
-constexpr int kFamilyLimit = 64;  // above AF_MAX (46 on Linux 6.x); higher values are refused as one
+constexpr int kFamilyLimit = 64;
+constexpr scmp_datum_t kSocketTypeMask = 0xf;  // the type without SOCK_CLOEXEC and SOCK_NONBLOCK  // above AF_MAX (46 on Linux 6.x); higher values are refused as one
 
 constexpr unsigned long kNamespaceFlags[] = {CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET,
                                              CLONE_NEWIPC, CLONE_NEWUTS, CLONE_NEWCGROUP};
@@ -70,6 +71,10 @@ std::string build() {
   }
   if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_GE, scmp_datum_t(kFamilyLimit))); rc < 0)
     throw fail("refuse socket families past the last", rc);
+  // A datagram end of a pair can still send to a path (sendto): only connected streams stay.
+  if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socketpair), 1,
+                                SCMP_A1(SCMP_CMP_MASKED_EQ, kSocketTypeMask, scmp_datum_t(SOCK_DGRAM))); rc < 0)
+    throw fail("refuse datagram socket pairs", rc);
   int fd = memfd_create("cudal1-seccomp", MFD_CLOEXEC);
   if (fd < 0) throw Error(ErrorKind::runner, std::string("cannot make a memory file for the seccomp filter: ") + std::strerror(errno));
   std::string program;

@@ -7,7 +7,8 @@
 // handle-based opens, clocks, swap, reboot, syslog, quotas, I/O ports, host and domain names.
 // socket() of any family but IPv4, IPv6 and netlink gets EAFNOSUPPORT: a path-named Unix socket is
 // reached through the filesystem whatever the namespaces, vsock through the hypervisor
-// (socketpair stays, for pipes between a candidate's own processes).
+// (socketpair of streams stays, for pipes between a candidate's own processes; of datagrams, which
+// can still send to a path, it gets EPERM).
 // clone3 gets ENOSYS, so the C library falls back to clone, whose flags the filter can read. A
 // call made through another architecture's table (int 0x80) kills the process.
 #pragma once
