@@ -65,7 +65,7 @@ void register_baselines(CLI::App& app) {
   cmd->add_option("--buckets", args->buckets, "paired buckets per baseline (default: as candidates are timed, 7 on CUDA, 5 on CPU)");
   cmd->add_option("--calls", args->calls, "timed calls per side and bucket (default: as candidates are timed, 20 on CUDA, 8 on CPU)");
   cmd->add_flag("--control", args->control, "also time eager against itself: the noise floor of these ratios");
-  cmd->add_option("--db", args->db, "SQLite store (default $CUDAL1_DB or ~/.cache/cudal1/results.db)");
+  cmd->add_option("--db", args->db, std::string("SQLite store (") + kDefaultStoreHelp + ")");
   cmd->add_flag("--no-store", args->no_store, "neither read nor write the cache");
   cmd->add_option("--python", args->python, "Python interpreter with torch");
   cmd->add_flag("--json", args->json_out, "print one JSON object (an array for several tasks)");

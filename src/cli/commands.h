@@ -11,6 +11,10 @@
 
 namespace cudal1::cli {
 
+// Where a command's store is when --db is not given (core/paths.h default_store_path), for --help.
+inline constexpr const char* kDefaultStoreHelp =
+    "default $CUDAL1_DB, else $XDG_CACHE_HOME/cudal1/results.db, else ~/.cache/cudal1/results.db";
+
 // The store named by --db, or the default one; none with --no-store.
 std::unique_ptr<Store> open_store(const std::string& db, bool no_store);
 

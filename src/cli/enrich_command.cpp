@@ -369,7 +369,7 @@ void register_enrich(CLI::App& app) {
                                                     "for the same task and generated file under the same protocol "
                                                     "instead of verifying again; also on the CPU; repeatable")->check(CLI::ExistingFile);
   cmd->add_flag("--force", args->force, "verify again even when the store (or --lines-from) has the file's verdict");
-  cmd->add_option("--db", args->db, "SQLite store (default $CUDAL1_DB or ~/.cache/cudal1/results.db)");
+  cmd->add_option("--db", args->db, std::string("SQLite store (") + kDefaultStoreHelp + ")");
   cmd->add_flag("--no-store", args->no_store, "neither read nor write the store");
   cmd->add_option("--python", args->python, "Python interpreter with torch");
   cmd->add_flag("--json", args->json_out, "print one JSON object: the summary and one row per task");

@@ -245,7 +245,7 @@ void register_eval(CLI::App& app) {
   cmd->add_option("--device,-d", args->options.device, "cpu, cuda or cuda:N")->transform(device_names())->capture_default_str();
   cmd->add_flag("--json", args->json_out, "print exactly one JSON object on stdout");
   cmd->add_flag("--force", args->force, "evaluate again even if the store has this pair");
-  cmd->add_option("--db", args->db, "SQLite store (default $CUDAL1_DB or ~/.cache/cudal1/results.db)");
+  cmd->add_option("--db", args->db, std::string("SQLite store (") + kDefaultStoreHelp + ")");
   cmd->add_flag("--no-store", args->no_store, "neither read nor write the store");
   cmd->add_option("--tolerance", args->tolerance, "standard (atol=rtol=1e-2) or strict (per dtype)")->capture_default_str();
   cmd->add_option("--seed", args->options.seed, "fixed seed for inputs and weights (default: fresh secret seeds)");

@@ -124,7 +124,7 @@ void register_hacks(CLI::App& app) {
   similar->callback([a] { run_similar(*a); });
 
   for (CLI::App* cmd : {import, list, similar})
-    cmd->add_option("--db", a->db, "SQLite store (default $CUDAL1_DB, else ~/.cache/cudal1/results.db)");
+    cmd->add_option("--db", a->db, std::string("SQLite store (") + kDefaultStoreHelp + ")");
 }
 
 }  // namespace cudal1::cli

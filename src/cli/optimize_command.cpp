@@ -218,7 +218,7 @@ void register_optimize(CLI::App& app) {
   cmd->add_option("--run", a->run_dir, "run folder (default cudal1-runs/<time>); an existing one resumes");
   cmd->add_option("--name", a->name, "run name in the store (default: the run folder's path)");
   cmd->add_option("-d,--device", a->device, "auto (CUDA when a GPU is visible, else cpu), cuda, cuda:N or cpu")->transform(device_names(true))->capture_default_str();
-  cmd->add_option("--db", a->db, "SQLite store (default $CUDAL1_DB, else ~/.cache/cudal1/results.db)");
+  cmd->add_option("--db", a->db, std::string("SQLite store (") + kDefaultStoreHelp + ")");
   cmd->add_flag("--json", a->json_out, "print the summary as one JSON object");
   add_judge_options(cmd, a->judge);
 #ifdef CUDAL1_HAVE_TRAINER

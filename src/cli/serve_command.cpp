@@ -182,7 +182,7 @@ void register_serve(CLI::App& app) {
   // Hidden, and only there to say what to use instead.
   cmd->add_option("--token")->expected(0, 1)->group("");
   cmd->add_flag("--no-auth", a->no_auth, "no token (only on a --host that resolves to loopback alone)");
-  cmd->add_option("--db", a->db, "SQLite store of verdicts (default $CUDAL1_DB, else ~/.cache/cudal1/results.db)");
+  cmd->add_option("--db", a->db, std::string("SQLite store of verdicts (") + kDefaultStoreHelp + ")");
   cmd->add_option("--jobs", a->jobs, "the job file (default: the store's path + .jobs)");
   cmd->add_option("--work", a->work, "where jobs' task and candidate files go (default: serve-files beside the job file)");
   cmd->add_option("--suite", a->suite, "the task suite task_id names (default: the bundled one)");

@@ -51,7 +51,7 @@ template <typename Options>
 void add_stage_options(CLI::App* cmd, StageArgs& a, Options& o) {
   cmd->add_option("--model", a.model, "Hugging Face model folder (config.json, safetensors, tokenizer.json)")->required();
   cmd->add_option("--out", a.out, "output folder; an unfinished run there resumes from its checkpoint")->required();
-  cmd->add_option("--db", a.db, "SQLite store (default $CUDAL1_DB, else ~/.cache/cudal1/results.db)");
+  cmd->add_option("--db", a.db, std::string("SQLite store (") + kDefaultStoreHelp + ")");
   cmd->add_flag("--full", o.full, "train every weight instead of a LoRA adapter");
   cmd->add_option("--lora-r", o.lora.r, "adapter rank")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--lora-alpha", o.lora.alpha, "adapter alpha (scaling alpha / r)")->capture_default_str();
