@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <vector>
 
@@ -111,6 +112,34 @@ TEST(OptimizeCli, ARefusedConnectionEndsTheRunSayingNothingAnswered) {
     url = gone.base_url();
   }
   expect_every_answer_failed(url, {"could not connect to " + url.substr(0, url.size() - 3)}, "start the server");
+}
+
+// The endpoint and the request's settings from flags, over the environment: what reaches the
+// server is what the person typed.
+TEST(OptimizeCli, TheOpenAIFlagsReachTheRequest) {
+  std::mutex m;
+  json asked;
+  cudal1::policy::FakeEndpoint server([&](const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard<std::mutex> lock(m);
+    asked = json::parse(req.body, nullptr, false);
+    res.status = 400;  // not retried: one request an answer
+    res.set_content(R"({"error": {"message": "seen"}})", "application/json");
+  });
+  OptimizeRun r;
+  CliRun c = run_cli(r.args("--policy openai --group 1 --openai-url " + server.base_url() +
+                            " --openai-model flagged --openai-temperature 0.25 --openai-top-p 0.5 --openai-max-tokens 77 --openai-concurrency 1 --openai-timeout 30"),
+                     "CUDAL1_OPENAI_BASE_URL= OPENAI_BASE_URL= CUDAL1_OPENAI_MODEL=from_env OPENAI_API_KEY=");
+  EXPECT_EQ(c.exit_code, 5) << c.err;  // every answer failed: the server refused them
+  std::lock_guard<std::mutex> lock(m);
+  ASSERT_TRUE(asked.is_object()) << c.err;
+  EXPECT_EQ(asked["model"], "flagged");
+  EXPECT_DOUBLE_EQ(asked["temperature"].get<double>(), 0.25);
+  EXPECT_DOUBLE_EQ(asked["top_p"].get<double>(), 0.5);
+  EXPECT_EQ(asked["max_tokens"], 77);
+
+  CliRun none = run_cli(r.args("--policy openai", "none"), "CUDAL1_OPENAI_BASE_URL= OPENAI_BASE_URL= CUDAL1_OPENAI_MODEL=m");
+  EXPECT_EQ(none.exit_code, 2) << none.err;
+  EXPECT_NE(none.err.find("--openai-url"), std::string::npos) << none.err;
 }
 
 TEST(OptimizeCli, ABaseUrlWithoutV1GetsTheHintToAddIt) {
@@ -225,8 +254,9 @@ TEST(OptimizeCli, TurnsReviseASlotAndTheSummarySaysWhatBestHolds) {
   EXPECT_TRUE(samples[1]["verdict"]["accepted"].get<bool>());
   EXPECT_NE(samples[0]["feedback"].get<std::string>().find("Status: incorrect (not accepted)"), std::string::npos);
   EXPECT_TRUE(samples[1]["feedback"].is_null());
-  // Rewards 0 then 1.0 (one standard deviation above the mean of [0, s]); returns 0 + 0.5 * 1.0 and 1.0.
-  EXPECT_NEAR(samples[0]["return"].get<double>(), 0.5, 1e-12);
+  // The round's raw rewards [0, s] normalised together: -1 and 1; returns -1 + 0.5 * 1 and 1.
+  EXPECT_NEAR(samples[0]["reward"].get<double>(), -1.0, 1e-12);
+  EXPECT_NEAR(samples[0]["return"].get<double>(), -0.5, 1e-12);
   EXPECT_NEAR(samples[1]["return"].get<double>(), 1.0, 1e-12);
 }
 

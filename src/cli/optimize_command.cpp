@@ -22,6 +22,7 @@
 #include "task_facts/store_task_facts.h"
 #include "tasks/suite.h"
 #ifdef CUDAL1_HAVE_HTTP
+#include "cli/openai_options.h"
 #include "policy/openai_policy.h"
 #endif
 #ifdef CUDAL1_HAVE_TRAINER
@@ -41,6 +42,9 @@ struct OptimizeArgs {
   int rounds = 8, patience = 3;
   bool json_out = false;
   JudgeArgs judge;
+#ifdef CUDAL1_HAVE_HTTP
+  OpenAIArgs openai;
+#endif
 #ifdef CUDAL1_HAVE_TRAINER
   ModelPolicyArgs model;
 #endif
@@ -58,7 +62,7 @@ std::unique_ptr<policy::Policy> make_policy(const OptimizeArgs& a) {
 #endif
   if (a.policy == "openai") {
 #ifdef CUDAL1_HAVE_HTTP
-    return std::make_unique<policy::OpenAIPolicy>(policy::openai_config_from_env());
+    return std::make_unique<policy::OpenAIPolicy>(openai_config(a.openai));
 #else
     throw Error(ErrorKind::usage, "this build of cudal1 has no HTTP client (the static build for GPU machines)",
                 "run the OpenAI-compatible policy from a regular build (make), or use --policy builtin or replay");
@@ -209,9 +213,12 @@ void register_optimize(CLI::App& app) {
   auto a = std::make_shared<OptimizeArgs>();
   CLI::App* cmd = app.add_subcommand("optimize", "Optimise tasks with a policy in CUDA-L1's contrastive loop, every candidate verified");
   add_loop_options(cmd, a->loop);
-  cmd->add_option("--policy", a->policy, "builtin (mechanical rewrites, no model), openai (CUDAL1_OPENAI_BASE_URL, "
-                  "CUDAL1_OPENAI_MODEL, OPENAI_API_KEY), replay (--replay) or model (--model, a local model sampled "
+  cmd->add_option("--policy", a->policy, "builtin (mechanical rewrites, no model), openai (--openai-url and --openai-model, "
+                  "or CUDAL1_OPENAI_BASE_URL and CUDAL1_OPENAI_MODEL; OPENAI_API_KEY), replay (--replay) or model (--model, a local model sampled "
                   "in this process; builds with the trainer)")->capture_default_str();
+#ifdef CUDAL1_HAVE_HTTP
+  add_openai_options(cmd, a->openai);
+#endif
   cmd->add_option("--replay", a->replay, "with --policy replay: a CUDA-L1 JSON-lines file or a folder of ModelNew files");
   cmd->add_option("--rounds", a->rounds, "rounds per task at most")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--patience", a->patience, "rounds without a better best before a task stops")->check(CLI::PositiveNumber)->capture_default_str();

@@ -28,8 +28,8 @@ constexpr const char* kCompletionsPath = "/chat/completions";
 constexpr const char* kNoConnection = "could not connect to ";  // failure_hint knows the failure by it
 
 const char* const kEnvHint =
-    "set CUDAL1_OPENAI_BASE_URL (or OPENAI_BASE_URL) to the server's API root, e.g. "
-    "http://localhost:8000/v1, and CUDAL1_OPENAI_MODEL (or OPENAI_MODEL) to the model it serves; "
+    "give --openai-url (or set CUDAL1_OPENAI_BASE_URL or OPENAI_BASE_URL) the server's API root, e.g. "
+    "http://localhost:8000/v1, and --openai-model (or CUDAL1_OPENAI_MODEL or OPENAI_MODEL) the model it serves; "
     "OPENAI_API_KEY only if the server wants one";
 
 std::string shorten(const std::string& s, std::size_t max = 500) {
@@ -145,10 +145,10 @@ bool mentions_seed(std::string message) {
 
 }  // namespace
 
-OpenAIConfig openai_config_from_env() {
+OpenAIConfig openai_config_from_env(const std::string& base_url, const std::string& model) {
   OpenAIConfig c;
-  c.base_url = first_env({"CUDAL1_OPENAI_BASE_URL", "OPENAI_BASE_URL"});
-  c.model = first_env({"CUDAL1_OPENAI_MODEL", "OPENAI_MODEL"});
+  c.base_url = !base_url.empty() ? base_url : first_env({"CUDAL1_OPENAI_BASE_URL", "OPENAI_BASE_URL"});
+  c.model = !model.empty() ? model : first_env({"CUDAL1_OPENAI_MODEL", "OPENAI_MODEL"});
   c.api_key = first_env({"OPENAI_API_KEY"});
   std::string missing = c.base_url.empty() ? "a base URL" : "";
   if (c.model.empty()) missing += missing.empty() ? "a model" : " and a model";

@@ -36,10 +36,10 @@ struct OpenAIConfig {
   std::string system_prompt;    // empty: no system message
 };
 
-// CUDAL1_OPENAI_BASE_URL (else OPENAI_BASE_URL), CUDAL1_OPENAI_MODEL (else OPENAI_MODEL) and
-// OPENAI_API_KEY (optional); the rest keep their defaults. Error(usage) when the URL or the
-// model is missing.
-OpenAIConfig openai_config_from_env();
+// base_url and model as given, else CUDAL1_OPENAI_BASE_URL (else OPENAI_BASE_URL) and
+// CUDAL1_OPENAI_MODEL (else OPENAI_MODEL); OPENAI_API_KEY (optional); the rest keep their
+// defaults. Error(usage) when the URL or the model is missing.
+OpenAIConfig openai_config_from_env(const std::string& base_url = "", const std::string& model = "");
 
 // Running totals over the policy's life, for cost reports and for spotting a failing endpoint.
 struct TokenAccounting {

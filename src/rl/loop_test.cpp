@@ -508,9 +508,8 @@ TEST(Loop, AModelRevisesAFailedAnswerFromTheEvaluatorsFeedback) {
   EXPECT_EQ(out[0].tried, 2);
   EXPECT_EQ(out[0].correct, 1);
 
-  // Rewards over the run so far: 0 is the first, with no spread yet, normalised to 0; the accepted
-  // one's speedup against [0, s] is one standard deviation above the mean, 1.0. Returns with
-  // gamma 0.9: turn 0 gets 0 + 0.9 * 1.0, turn 1 its own 1.0.
+  // The round's raw rewards [0, s], normalised together: one standard deviation below and above
+  // their mean, -1 and 1. Returns with gamma 0.9: turn 0 gets -1 + 0.9 * 1, turn 1 its own 1.
   auto lines = exported(run);
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[0]["turn"], 0);
@@ -519,9 +518,9 @@ TEST(Loop, AModelRevisesAFailedAnswerFromTheEvaluatorsFeedback) {
   EXPECT_EQ(lines[1]["slot"], 0);
   EXPECT_EQ(lines[0]["verdict"]["status"], "compile_error");
   EXPECT_EQ(lines[1]["verdict"]["accepted"], true);
-  EXPECT_DOUBLE_EQ(lines[0]["reward"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(lines[0]["reward"].get<double>(), -1.0);
   EXPECT_DOUBLE_EQ(lines[1]["reward"].get<double>(), 1.0);
-  EXPECT_NEAR(lines[0]["return"].get<double>(), 0.9, 1e-12);
+  EXPECT_NEAR(lines[0]["return"].get<double>(), -0.1, 1e-12);
   EXPECT_NEAR(lines[1]["return"].get<double>(), 1.0, 1e-12);
 }
 
