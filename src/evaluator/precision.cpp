@@ -23,7 +23,7 @@ std::optional<double> relative_error(const TensorValue& actual, const TensorValu
 
 namespace {
 
-constexpr double kFloor = 1e-7;
+constexpr double kFloor = kPrecisionFloor;
 constexpr double kMargin = 8.0;
 
 std::optional<double> rung_error(const nlohmann::json& rungs, const std::string& name, std::size_t i) {

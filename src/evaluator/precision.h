@@ -28,6 +28,10 @@ struct PrecisionVerdict {
   nlohmann::json detail = nlohmann::json::array();   // per output: candidate error, rungs, threshold
 };
 
+// The smallest error an as-run rung counts as: float32 rounding, so an exact reference still
+// leaves room for honest reordering of sums.
+inline constexpr double kPrecisionFloor = 1e-7;
+
 // ||actual - oracle|| / ||oracle|| over elements finite in both (absolute when the oracle is all
 // zero); nullopt when the two cannot be compared (not float, other shape).
 std::optional<double> relative_error(const TensorValue& actual, const TensorValue& oracle);

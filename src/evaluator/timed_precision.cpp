@@ -11,8 +11,6 @@ using json = nlohmann::json;
 
 namespace {
 
-constexpr double kFloor = 1e-7;  // as in the ladder: float32 rounding
-
 std::optional<double> relative(double distance_sq, double oracle_sq) {
   if (!std::isfinite(distance_sq)) return std::nullopt;
   return oracle_sq > 0 ? std::sqrt(distance_sq / oracle_sq) : std::sqrt(distance_sq);
@@ -49,7 +47,7 @@ PrecisionVerdict TimedPrecision::judge(const json& ladder_rungs) const {
     auto ref = relative(outputs_[i].reference, outputs_[i].oracle);
     candidate.push_back(relative(outputs_[i].candidate, outputs_[i].oracle));
     bool known = ref && i < as_run0.size() && as_run0[i].is_number();
-    double scale = known ? std::max(*ref, kFloor) / std::max(as_run0[i].get<double>(), kFloor) : 0;
+    double scale = known ? std::max(*ref, kPrecisionFloor) / std::max(as_run0[i].get<double>(), kPrecisionFloor) : 0;
     for (auto& [name, errs] : ladder_rungs.items()) {
       if (!rungs.contains(name)) rungs[name] = json::array();
       bool have = known && errs.is_array() && i < errs.size() && errs[i].is_number();

@@ -8,8 +8,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <iterator>
 #include <cstring>
+#include <iterator>
 
 #include "core/error.h"
 
@@ -38,8 +38,8 @@ constexpr const char* kRefused[] = {
 // socket(AF_UNIX) is refused; socketpair, a connected pair with no name, stays for streams. vsock
 // reaches the hypervisor's host across every namespace.
 constexpr int kSocketFamilies[] = {AF_INET, AF_INET6, AF_NETLINK};
-constexpr int kFamilyLimit = 64;
-constexpr scmp_datum_t kSocketTypeMask = 0xf;  // the type without SOCK_CLOEXEC and SOCK_NONBLOCK  // above AF_MAX (46 on Linux 6.x); higher values are refused as one
+constexpr int kFamilyLimit = 64;  // above AF_MAX (46 on Linux 6.x); higher values are refused as one
+constexpr scmp_datum_t kSocketTypeMask = 0xf;  // the type without SOCK_CLOEXEC and SOCK_NONBLOCK
 
 constexpr unsigned long kNamespaceFlags[] = {CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET,
                                              CLONE_NEWIPC, CLONE_NEWUTS, CLONE_NEWCGROUP};
