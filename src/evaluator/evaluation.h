@@ -15,6 +15,7 @@
 #include "core/paths.h"
 #include "evaluator/call_budget.h"
 #include "evaluator/evaluator.h"
+#include "evaluator/extension_folder.h"
 #include "evaluator/infrastructure.h"
 #include "evaluator/measure.h"
 #include "evaluator/precision.h"
@@ -67,6 +68,9 @@ struct PreparedEvaluation {
   std::filesystem::path shared, secret, ref_dir, cand_dir, oracle_dir;
   Plan plan;
   WorkerSpec cspec;
+  // Kept extension builds: this evaluation's claim on the candidate's folder, held while its
+  // workers live (declared before them, so released after they are gone).
+  ExtensionFolderClaim extension_folder;
   // With a freezing gate: this evaluation's processes, which another lane's timing may stop.
   // Declared before the workers, which leave it when they go.
   std::unique_ptr<DeviceGate::Member> member;

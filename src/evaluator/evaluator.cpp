@@ -169,7 +169,7 @@ PreparedPtr prepare_evaluation(const EvalOptions& options) {
     // The candidate sees only that folder of the cache; the rest, and the store, are hidden.
     fs::path ext_root = extension_cache_dir();
     std::string own = r.candidate_hash.substr(0, 24);
-    fs::create_directories(ext_root / own);
+    p->extension_folder = ExtensionFolderClaim(ext_root / own);  // clears a killed build's lock
     cspec.extensions_dir = (ext_root / own).string();
     cspec.limits.hide_dirs = {{ext_root.string(), own, (p->cand_dir / ".stage").string()}};
   }  // else: a fresh folder inside the candidate's workdir, the stock way (one build per candidate)
@@ -178,6 +178,7 @@ PreparedPtr prepare_evaluation(const EvalOptions& options) {
     if (fs::exists(f)) cspec.limits.hide_files.push_back(fs::absolute(f).string());
   cspec.sandbox = candidate_sandbox(o, r.candidate_path, p->shared);
   stage_builds(*p);
+  if (int n = p->extension_folder.stale_locks_removed()) p->r.build["stale_build_locks_removed"] = n;
   p->cand = std::make_unique<Worker>(cspec);
   p->prepare_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return p;
