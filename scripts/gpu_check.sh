@@ -360,7 +360,7 @@ if has optimize; then
     opt_end=$((SECONDS + ${OPT_DEADLINE:-100000}))
     opt() { timeout $((opt_end - SECONDS > 1 ? opt_end - SECONDS : 1)) "$bin/cudal1" optimize "$@" --policy builtin --rounds "${OPT_ROUNDS:-2}" \
       --group "${OPT_GROUP:-4}" --lanes "${OPT_LANES:-4}" $opt_baselines --device cuda --run "$scratch/opt_builtin" --name builtin; }
-    # OPT_BASELINES=compile_default (a list): those baselines only, a task's first evaluation then
+    # OPT_BASELINES=compile (a list): those baselines only, a task's first evaluation then
     # compiles once instead of twice; default every one.
     opt_baselines=--baselines
     [ -n "${OPT_BASELINES:-}" ] && opt_baselines="--baseline $OPT_BASELINES"

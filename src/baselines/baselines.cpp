@@ -19,8 +19,7 @@ using json = nlohmann::json;
 namespace cudal1 {
 
 const std::vector<std::string>& baseline_names() {
-  static const std::vector<std::string> names = {"compile_default", "compile_reduce_overhead", "cuda_graph",
-                                                 "cudnn_autotune"};
+  static const std::vector<std::string> names = {"compile", "compile_ro", "cuda_graph", "cudnn_autotune"};
   return names;
 }
 
@@ -48,7 +47,7 @@ BaselineSet BaselineSet::from_json(const json& j) {
   s.from_cache = j.value("from_cache", false);
   const json figs = j.value("figures", json::object());  // named: items() of a temporary would dangle
   for (auto& [name, f] : figs.items()) {
-    BaselineFigure b{name, std::nullopt, f.value("eager_ms", 0.0), f.value("baseline_ms", 0.0), f.value("spread", 0.0),
+    BaselineFigure b{canonical_baseline_name(name), std::nullopt, f.value("eager_ms", 0.0), f.value("baseline_ms", 0.0), f.value("spread", 0.0),
                      f.value("unavailable", std::string()), f.value("copied_calls", 0)};
     if (f.contains("ratio")) b.ratio = f["ratio"].get<double>();
     s.figures.push_back(b);
@@ -77,9 +76,17 @@ BaselineFigure baseline_figure(const std::string& name, const json& buckets) {
 
 namespace {
 
-// Everything a cached figure depends on.
-std::string cache_key(const std::string& task_hash, const json& env, const std::vector<std::string>& names,
-                      const TimingSettings& ts) {
+// The compile baselines were first cached as compile_default and compile_reduce_overhead; keys
+// keep that spelling, so the same measurement keeps its cached answer.
+std::vector<std::string> names_as_first_cached(std::vector<std::string> names) {
+  for (auto& n : names) n = n == "compile" ? "compile_default" : n == "compile_ro" ? "compile_reduce_overhead" : n;
+  return names;
+}
+
+}  // namespace
+
+std::string baselines_cache_key(const std::string& task_hash, const json& env, const std::vector<std::string>& names,
+                                const TimingSettings& ts) {
   json parts = {{"task", task_hash},
                 {"device_name", env.value("device_name", "")},
                 {"driver", env.value("driver", json(nullptr))},
@@ -87,7 +94,7 @@ std::string cache_key(const std::string& task_hash, const json& env, const std::
                 {"cuda", env.value("cuda", json(nullptr))},
                 {"python", env.value("python", "")},
                 {"protocol", kProtocolVersion},
-                {"names", names},
+                {"names", names_as_first_cached(names)},
                 {"buckets", ts.buckets},
                 {"calls", ts.calls},
                 {"warmup", ts.warmup},
@@ -95,17 +102,16 @@ std::string cache_key(const std::string& task_hash, const json& env, const std::
   return "baselines:" + sha256_hex(parts.dump());
 }
 
-}  // namespace
-
 BaselineSet measure_baselines(const BaselineOptions& o) {
   if (!fs::exists(o.task_path))
     throw Error(ErrorKind::input, "no task file " + o.task_path, "check the path");
   std::vector<std::string> names = o.names.empty() ? baseline_names() : o.names;
+  for (auto& n : names) n = canonical_baseline_name(n);  // a job from an older producer
   std::string task_hash = sha256_hex(read_file(o.task_path));
   const TimingSettings ts = timing_settings(is_cuda_device(o.device), o.buckets, o.calls, o.warmup);
   auto from_cache = [&](const json& env) -> std::optional<BaselineSet> {
     if (!o.store) return std::nullopt;
-    auto hit = o.store->find_cached(cache_key(task_hash, env, names, ts), kBaselinesVersion);
+    auto hit = o.store->find_cached(baselines_cache_key(task_hash, env, names, ts), kBaselinesVersion);
     if (!hit) return std::nullopt;
     BaselineSet s = BaselineSet::from_json(*hit);
     s.from_cache = true;
@@ -137,7 +143,7 @@ BaselineSet measure_baselines(const BaselineOptions& o) {
       return *s;
     }
   }
-  std::string key = cache_key(task_hash, env, names, ts);
+  std::string key = baselines_cache_key(task_hash, env, names, ts);
   json req = {{"op", "baselines_prepare"}, {"task", fs::absolute(o.task_path).string()}, {"names", names},
               {"buckets", ts.buckets}, {"calls", ts.calls}, {"warmup", ts.warmup}, {"settle", ts.settle}};
   reference_call(worker, req, timeout, o.task_path);

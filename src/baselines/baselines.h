@@ -16,6 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "evaluator/timing.h"
+
 namespace cudal1 {
 
 class Store;
@@ -67,6 +69,11 @@ struct BaselineOptions {
 
 // Throws Error(task) when the task does not load, Error(runner) when the worker breaks down.
 BaselineSet measure_baselines(const BaselineOptions& o);
+
+// The store key of a set of figures: everything one depends on (the task, the worker's
+// environment, the protocol, the names asked for, the timing settings). Exposed for tests.
+std::string baselines_cache_key(const std::string& task_hash, const nlohmann::json& env,
+                                const std::vector<std::string>& names, const TimingSettings& ts);
 
 // Figures from per-bucket [eager ms, baseline ms] pairs (exposed for tests).
 BaselineFigure baseline_figure(const std::string& name, const nlohmann::json& buckets);

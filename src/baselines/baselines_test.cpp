@@ -18,10 +18,10 @@ TEST(Baselines, RatioIsTheMedianOfBucketRatios) {
 }
 
 TEST(Baselines, BucketsWithoutATimeAreSkippedAndNoneLeftIsUnavailable) {
-  BaselineFigure some = baseline_figure("compile_default", json::parse("[[0.0, 1.0], [2.0, 1.0], [2.0, -1.0]]"));
+  BaselineFigure some = baseline_figure("compile", json::parse("[[0.0, 1.0], [2.0, 1.0], [2.0, -1.0]]"));
   ASSERT_TRUE(some.ratio.has_value());
   EXPECT_DOUBLE_EQ(*some.ratio, 0.5);
-  BaselineFigure none = baseline_figure("compile_default", json::parse("[[0.0, 1.0]]"));
+  BaselineFigure none = baseline_figure("compile", json::parse("[[0.0, 1.0]]"));
   EXPECT_FALSE(none.ratio.has_value());
   EXPECT_FALSE(none.unavailable.empty());
 }
@@ -30,13 +30,31 @@ TEST(Baselines, SetRoundTripsThroughJson) {
   BaselineSet s;
   s.env = {{"device_name", "NVIDIA H200"}, {"torch", "2.11.0"}};
   s.figures.push_back(baseline_figure("cuda_graph", json::parse("[[2.0, 1.0]]")));
-  s.figures.push_back({"compile_default", std::nullopt, 0, 0, 0, "torch 1.13 has no torch.compile"});
+  s.figures.push_back({"compile", std::nullopt, 0, 0, 0, "torch 1.13 has no torch.compile"});
   BaselineSet back = BaselineSet::from_json(s.to_json());
   ASSERT_NE(back.find("cuda_graph"), nullptr);
   EXPECT_DOUBLE_EQ(*back.find("cuda_graph")->ratio, 0.5);
-  ASSERT_NE(back.find("compile_default"), nullptr);
-  EXPECT_FALSE(back.find("compile_default")->ratio.has_value());
-  EXPECT_EQ(back.find("compile_default")->unavailable, "torch 1.13 has no torch.compile");
+  ASSERT_NE(back.find("compile"), nullptr);
+  EXPECT_FALSE(back.find("compile")->ratio.has_value());
+  EXPECT_EQ(back.find("compile")->unavailable, "torch 1.13 has no torch.compile");
   EXPECT_EQ(back.env["device_name"], "NVIDIA H200");
   EXPECT_EQ(back.find("cudnn_autotune"), nullptr);
+}
+
+// Figures cached when the compile baselines were compile_default and compile_reduce_overhead
+// are found, and read, under today's names.
+TEST(Baselines, FiguresCachedUnderTheEarlierNamesAreReadUnderTodays) {
+  json env = {{"device_name", "NVIDIA H100"}, {"torch", "2.11.0"}};
+  TimingSettings ts = timing_settings(true);
+  EXPECT_EQ(baselines_cache_key("t", env, {"compile", "compile_ro", "cuda_graph"}, ts),
+            baselines_cache_key("t", env, {"compile_default", "compile_reduce_overhead", "cuda_graph"}, ts));
+  EXPECT_NE(baselines_cache_key("t", env, {"compile"}, ts), baselines_cache_key("t", env, {"compile_ro"}, ts));
+  json cached = json::parse(R"({"figures": {"compile_default": {"ratio": 0.5, "eager_ms": 2, "baseline_ms": 1},
+                                             "compile_reduce_overhead": {"unavailable": "no CUDA"}}})");
+  BaselineSet s = BaselineSet::from_json(cached);
+  ASSERT_NE(s.find("compile"), nullptr);
+  EXPECT_DOUBLE_EQ(*s.find("compile")->ratio, 0.5);
+  ASSERT_NE(s.find("compile_ro"), nullptr);
+  EXPECT_EQ(s.find("compile_ro")->unavailable, "no CUDA");
+  EXPECT_EQ(s.find("compile_default"), nullptr);
 }

@@ -28,11 +28,14 @@ void add_baseline_options(CLI::App* cmd, BaselineArgs& a) {
 
 void apply_baseline_args(const BaselineArgs& a, EvalOptions& o) {
   const auto& known = baseline_names();
-  for (auto& n : a.names)
-    if (std::find(known.begin(), known.end(), n) == known.end())
+  std::vector<std::string> names;
+  for (auto& n : a.names) {
+    names.push_back(canonical_baseline_name(n));  // an earlier name still works in scripts
+    if (std::find(known.begin(), known.end(), names.back()) == known.end())
       throw Error(ErrorKind::usage, "--baseline " + n + " is not a baseline", "pick from " + known_baselines());
+  }
   o.baselines = a.all || !a.names.empty();
-  o.baseline_names = a.all ? std::vector<std::string>{} : a.names;
+  o.baseline_names = a.all ? std::vector<std::string>{} : names;
 }
 
 }  // namespace cudal1::cli

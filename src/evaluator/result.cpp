@@ -75,6 +75,12 @@ json EvalResult::to_json() const {
   };
 }
 
+std::string canonical_baseline_name(const std::string& name) {
+  if (name == "compile_default") return "compile";
+  if (name == "compile_reduce_overhead") return "compile_ro";
+  return name;
+}
+
 EvalResult EvalResult::from_json(const json& j) {
   EvalResult r;
   r.accepted = j.at("accepted").get<bool>();
@@ -86,7 +92,7 @@ EvalResult EvalResult::from_json(const json& j) {
                        f.value("evidence", ""), f.value("occurrences", 1)});
   }
   r.runtime_ms = j.value("runtime_ms", std::map<std::string, double>{});
-  r.speedup = j.value("speedup", std::map<std::string, double>{});
+  for (auto& [name, x] : j.value("speedup", std::map<std::string, double>{})) r.speedup[canonical_baseline_name(name)] = x;
   if (j.contains("error") && j["error"].is_string()) r.error = j["error"].get<std::string>();
   r.correctness = j.value("correctness", json::object());
   r.statistics = j.value("statistics", json::object());

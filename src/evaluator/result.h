@@ -19,6 +19,12 @@ enum class Status { ok, compile_error, runtime_error, timeout, crash, incorrect,
 const char* status_name(Status s);
 Status status_from_name(const std::string& name);  // throws Error(internal) when unknown
 
+// The baselines' names in results: eager, compile (torch.compile's default mode), compile_ro
+// (its reduce-overhead mode), cuda_graph, cudnn_autotune. Results and baseline sets written
+// before compile and compile_ro were named so said compile_default and compile_reduce_overhead;
+// this maps those to today's names and returns any other name as it is.
+std::string canonical_baseline_name(const std::string& name);
+
 enum class Severity { block, warn, info };
 const char* severity_name(Severity s);
 

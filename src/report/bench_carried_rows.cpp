@@ -1,5 +1,6 @@
 // report/bench_carried_rows: reading an earlier bench JSON's rows, and the reports' note on them.
 #include "report/bench_carried_rows.h"
+#include "report/bench_names.h"
 
 #include <cstdint>
 #include <fstream>
@@ -51,7 +52,7 @@ CarriedRows read_carried_rows(const std::filesystem::path& file) {
   carried.file = file.string();
   for (const json& row : bench["rows"]) {
     ++carried.rows;
-    if (std::string key = usable_key(row); !key.empty()) carried.by_key[key] = row;
+    if (std::string key = usable_key(row); !key.empty()) carried.by_key[key] = canonical_bench_row(row);
     else ++carried.unusable;
   }
   return carried;

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "report/bench_carried_rows.h"
+#include "report/bench_names.h"
 #include "report/bench_page.h"
 #include "report/bench_provenance.h"
 #include "report/bench_report.h"
@@ -148,7 +149,8 @@ std::string sol_section(const json& bench) {
 
 }  // namespace
 
-std::string bench_html(const json& bench) {
+std::string bench_html(const json& written) {
+  const json bench = canonical_bench(written);
   BenchStats s = bench_stats(bench);
   std::string primary = s.baselines.empty() ? "" : s.baselines.front();
   if (std::find(s.baselines.begin(), s.baselines.end(), "eager") != s.baselines.end()) primary = "eager";

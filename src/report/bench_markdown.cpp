@@ -1,5 +1,6 @@
 // The bench report's Markdown summary: what a pull request or a notes file quotes.
 #include "report/bench_carried_rows.h"
+#include "report/bench_names.h"
 #include "report/bench_claims.h"
 #include "report/bench_provenance.h"
 #include "report/bench_report.h"
@@ -71,7 +72,8 @@ std::string not_accepted_table(const json& bench) {
 
 }  // namespace
 
-std::string bench_markdown(const json& bench) {
+std::string bench_markdown(const json& written) {
+  const json bench = canonical_bench(written);
   BenchStats s = bench_stats(bench);
   std::string out = "# " + md(bench_text(bench, "title", "cudal1 bench"), 300) + "\n\n";
 

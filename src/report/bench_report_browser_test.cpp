@@ -86,8 +86,8 @@ json realistic() {
     bool ok = i % 4 != 3;
     std::string status = ok ? "ok" : failures[(i / 4) % failures.size()];
     double s = std::exp2((i % 11 - 4) * 0.45);
-    json r = row(i, level, status, ok, {{"eager", s}, {"compile_default", s * 0.8},
-                                        {"compile_reduce_overhead", s * 0.7}, {"cuda_graph", s * 0.9},
+    json r = row(i, level, status, ok, {{"eager", s}, {"compile", s * 0.8},
+                                        {"compile_ro", s * 0.7}, {"cuda_graph", s * 0.9},
                                         {"cudnn_autotune", s * 1.02}});
     if (!ok && i % 8 == 3) r["speedup"] = json::object();
     if (i % 5 == 0) r["claimed_speedup"] = s * 3;
@@ -107,7 +107,7 @@ json realistic() {
   rows[5]["flags"] = {{{"name", "x\"><img src=x onerror=console.error(1)>"}, {"severity", "warn"},
                        {"evidence", "</td><script>console.warn('pwned')</script>\nline 2"}}};
   rows[6]["speedup"]["eager"] = 0;
-  rows[8]["speedup"]["compile_default"] = -2;
+  rows[8]["speedup"]["compile"] = -2;
   rows[9]["speedup"]["cudnn_autotune"] = std::numeric_limits<double>::quiet_NaN();
   rows[10]["sol_fraction"] = 1.7;
   return {{"title", "CUDA-L1 a100.jsonl on NVIDIA H200 <b>bold?</b>"},
@@ -115,7 +115,7 @@ json realistic() {
           {"kernel_set", "a100.jsonl"},
           {"provenance", {{"device_name", "NVIDIA H200"}, {"driver", "580.65"}, {"torch", "2.11.0+cu130"},
                           {"cuda", "13.0"}, {"cudal1", "0.1.0"}, {"protocol", "v3"}}},
-          {"baselines", {"eager", "compile_default", "compile_reduce_overhead", "cuda_graph", "cudnn_autotune"}},
+          {"baselines", {"eager", "compile", "compile_ro", "cuda_graph", "cudnn_autotune"}},
           {"rows", rows}};
 }
 

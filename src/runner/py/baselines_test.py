@@ -55,7 +55,20 @@ class BaselinesTiming(unittest.TestCase):
         state = baselines.prepare(CountingModel(), [torch.ones(4, 4)], torch.device("cpu"), baselines.NAMES, 1)
         self.assertIn("CUDA graphs need a CUDA device", state["out"]["cuda_graph"]["unavailable"])
         if not hasattr(torch, "compile"):
-            self.assertIn("has no torch.compile", state["out"]["compile_reduce_overhead"]["unavailable"])
+            self.assertIn("has no torch.compile", state["out"]["compile_ro"]["unavailable"])
+
+    def test_an_earlier_name_of_a_compile_baseline_still_builds_it(self):
+        # What an older cudal1 binary asks for: compile_default, compile_reduce_overhead.
+        built = baselines._compile
+        try:
+            baselines._compile = lambda model, mode, buffers: ("compiled", mode)
+            self.assertEqual(baselines._build("compile_default", None, [], "cpu"), ("compiled", None))
+            self.assertEqual(baselines._build("compile_reduce_overhead", None, [], "cpu"), ("compiled", "reduce-overhead"))
+            self.assertEqual(baselines._build("compile_ro", None, [], "cpu"), ("compiled", "reduce-overhead"))
+        finally:
+            baselines._compile = built
+        with self.assertRaisesRegex(ValueError, "unknown baseline"):
+            baselines._build("compile_fast", None, [], "cpu")
 
     def test_marking_static_addresses_is_harmless_without_dynamo(self):
         baselines._mark_static([[torch.ones(2)], [torch.ones(2), 3]])  # torch 1.x: nothing to call
