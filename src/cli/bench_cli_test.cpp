@@ -102,6 +102,33 @@ TEST(Cli, BenchScoresAFolderAndResumesFromTheStore) {
   EXPECT_NE(bad.err.find("--jsonl"), std::string::npos) << bad.err;
 }
 
+// A KernelBench run folder, as its generation scripts write it: each problem's kernel of the
+// chosen sample scored against the suite task of that number.
+TEST(Cli, BenchScoresAKernelBenchRunFolder) {
+  KernelSet set("bench_kb");
+  const fs::path& dir = set.dir;
+  set.task("tasks/scale_add.py", "1_scale_add.py");
+  set.task("tasks/softmax_rows.py", "2_softmax_rows.py");
+  fs::create_directories(dir / "runs" / "r1");
+  fs::copy_file(fixture("candidates/ok_scale_add_alpha.py"), dir / "runs" / "r1" / "level_1_problem_1_sample_0_kernel.py");
+  fs::copy_file(fixture("candidates/incorrect_softmax_rows_broadcast_shape.py"),
+                dir / "runs" / "r1" / "level_1_problem_2_sample_1_kernel.py");
+  std::string args = "bench --folder " + (dir / "runs" / "r1").string() + " --suite " + (dir / "suite").string() +
+                     " --device cpu --no-sol --no-baselines --db " + (dir / "r.db").string() + " --json";
+  CliRun zero = run_cli(args);
+  ASSERT_EQ(zero.exit_code, 0) << zero.err;
+  json rows = only_json(zero.out)["rows"];
+  ASSERT_EQ(rows.size(), 1u) << rows.dump();
+  EXPECT_EQ(rows[0]["task"], "level1/1_scale_add");
+  EXPECT_EQ(rows[0]["status"], "ok");
+  CliRun one = run_cli(args + " --sample 1");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  rows = only_json(one.out)["rows"];
+  ASSERT_EQ(rows.size(), 1u) << rows.dump();
+  EXPECT_EQ(rows[0]["task"], "level1/2_softmax_rows");
+  EXPECT_EQ(rows[0]["status"], "incorrect");
+}
+
 // A set scored over several machines, each given back with its disk: the bench JSON of one run
 // carries its verdicts to the next, which has another store (--rows-from). A row is taken only
 // for the same files under the same protocol; a kernel changed since is scored again.

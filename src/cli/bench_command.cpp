@@ -42,6 +42,7 @@ struct BenchArgs {
   std::vector<std::string> rows_from_protocols;  // --rows-from-protocol: earlier versions also taken
   std::size_t limit = 0;
   int gpus = 0, lanes = 1;
+  int sample = 0;  // --sample: of a KernelBench run folder
   double memory_budget_gb = 0;
   double finish_within_s = 0;  // --finish-within
   bool json_out = false, no_baselines = false, force = false, no_sol = false, stored_only = false;
@@ -197,7 +198,10 @@ void run_bench(const BenchArgs& a) {
     throw Error(ErrorKind::usage, "name the kernel set once", "use --jsonl CUDA-L1.jsonl or --folder DIR (with --suite)");
   fs::path work = a.work.empty() ? fs::path("cudal1-bench-work") : fs::path(a.work);
   fs::path suite = a.suite.empty() ? default_suite_dir() : fs::path(a.suite);
-  std::vector<QueueJob> jobs = a.jsonl.empty() ? jobs_from_folder(a.folder, suite) : jobs_from_cuda_l1(a.jsonl, a.levels, work);
+  std::vector<QueueJob> jobs =
+      a.jsonl.empty() ? jobs_from_folder(a.folder, suite, a.sample) : jobs_from_cuda_l1(a.jsonl, a.levels, work);
+  if (a.jsonl.empty() && !a.levels.empty())
+    std::erase_if(jobs, [&](const QueueJob& j) { return a.levels.find(std::to_string(j.meta.value("level", 0))) == std::string::npos; });
   if (a.limit && jobs.size() > a.limit) jobs.resize(a.limit);
   if (jobs.empty()) throw Error(ErrorKind::input, "no candidate to score", "check the file (and --levels)");
   std::unique_ptr<Store> store = open_store(a.db, false);  // the store is what makes a run resumable
@@ -292,7 +296,7 @@ void run_bench(const BenchArgs& a) {
                 {"suite", a.jsonl.empty() ? suite.string() : "the rows' ref_code"}, {"kernel_set", set},
                 {"provenance", provenance}, {"mixed_provenance", pooled.mixed}, {"rows", rows},
                 {"carried_rows", {{"count", taken}, {"files", a.rows_from}}},
-                {"baselines", json::array({"eager", "compile_default", "compile_reduce_overhead", "cuda_graph", "cudnn_autotune"})}};
+                {"baselines", json::array({"eager", "compile", "compile_ro", "cuda_graph", "cudnn_autotune"})}};
   if (!a.html.empty()) std::ofstream(a.html) << bench_html(bench);
   if (!a.markdown.empty()) std::ofstream(a.markdown) << bench_markdown(bench);
   if (a.json_out) {
@@ -311,7 +315,10 @@ void register_bench(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("bench", "Score a kernel set against a suite, against eager and every baseline: "
                                               "table, JSON, HTML report, Markdown summary; resumable");
   cmd->add_option("--jsonl", args->jsonl, "a CUDA-L1 JSON-lines file: each row's custom_code against its ref_code");
-  cmd->add_option("--folder", args->folder, "a folder of ModelNew files named after the suite's tasks (DIR/level1/NAME.py)");
+  cmd->add_option("--folder", args->folder, "a folder of ModelNew files named after the suite's tasks (DIR/level1/NAME.py), "
+                                            "or a KernelBench run folder (level_1_problem_23_sample_0_kernel.py, ...)");
+  cmd->add_option("--sample", args->sample, "with a KernelBench run folder: which sample of each problem to score")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--suite", args->suite, "with --folder: the task suite (default: the bundled one)");
   cmd->add_option("--levels", args->levels, "only these levels, e.g. 12");
   cmd->add_option("--limit", args->limit, "score at most this many");

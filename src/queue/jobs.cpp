@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "queue/kernelbench_run.h"
 #include "tasks/cuda_l1.h"
 #include "tasks/suite.h"
 
@@ -49,8 +50,8 @@ std::vector<QueueJob> jobs_from_cuda_l1(const std::string& jsonl, const std::str
   // CUDA-L1's own measurements, by the names cudal1 gives its baselines.
   static const std::pair<const char*, const char*> kClaims[] = {
       {"score_default", "eager"},
-      {"score_torch_compile_default", "compile_default"},
-      {"score_torch_compile_reduce_overhead", "compile_reduce_overhead"},
+      {"score_torch_compile_default", "compile"},
+      {"score_torch_compile_reduce_overhead", "compile_ro"},
       {"score_cuda_graph", "cuda_graph"},
       {"score_cudnn", "cudnn_autotune"}};
   std::vector<QueueJob> jobs;
@@ -70,8 +71,9 @@ std::vector<QueueJob> jobs_from_cuda_l1(const std::string& jsonl, const std::str
   return jobs;
 }
 
-std::vector<QueueJob> jobs_from_folder(const fs::path& dir, const fs::path& suite) {
+std::vector<QueueJob> jobs_from_folder(const fs::path& dir, const fs::path& suite, int kernelbench_sample) {
   if (!fs::is_directory(dir)) throw Error(ErrorKind::input, "no folder " + dir.string(), "check the path of --folder");
+  if (is_kernelbench_run(dir)) return jobs_from_kernelbench_run(dir, suite, kernelbench_sample);
   std::vector<QueueJob> jobs;
   for (auto& t : discover_tasks(suite)) {
     fs::path cand = dir / (t.name + ".py");
@@ -85,7 +87,8 @@ std::vector<QueueJob> jobs_from_folder(const fs::path& dir, const fs::path& suit
   }
   if (jobs.empty())
     throw Error(ErrorKind::input, "no file in " + dir.string() + " is named after a task of " + suite.string(),
-                "name each candidate after its task: DIR/level1/01_matmul_square.py for level1/01_matmul_square.py");
+                "name each candidate after its task (DIR/level1/01_matmul_square.py for level1/01_matmul_square.py), "
+                "or name a KernelBench run folder (level_1_problem_1_sample_0_kernel.py)");
   return jobs;
 }
 

@@ -1,6 +1,6 @@
 // queue/jobs.h — where a queue's jobs come from: task/candidate pair files, CUDA-L1 JSON-lines
-// files (each row's custom_code against its ref_code), and folders of candidates named after
-// a suite's tasks. Shared by `cudal1 batch` and `cudal1 bench`.
+// files (each row's custom_code against its ref_code), folders of candidates named after a
+// suite's tasks, and KernelBench run folders. Shared by `cudal1 batch` and `cudal1 bench`.
 #pragma once
 
 #include <filesystem>
@@ -22,8 +22,10 @@ std::vector<QueueJob> jobs_from_pairs(const std::string& file);
 std::vector<QueueJob> jobs_from_cuda_l1(const std::string& jsonl, const std::string& levels,
                                         const std::filesystem::path& work);
 
-// DIR/levelN/NAME.py for each suite task levelN/NAME.py that has one; meta: {"level"}.
-// Throws Error(input) when no file in DIR matches a task of the suite.
-std::vector<QueueJob> jobs_from_folder(const std::filesystem::path& dir, const std::filesystem::path& suite);
+// DIR/levelN/NAME.py for each suite task levelN/NAME.py that has one; meta: {"level"}. A
+// KernelBench run folder (queue/kernelbench_run.h) instead gives its kernels of sample
+// `kernelbench_sample`. Throws Error(input) when no file in DIR matches a task of the suite.
+std::vector<QueueJob> jobs_from_folder(const std::filesystem::path& dir, const std::filesystem::path& suite,
+                                       int kernelbench_sample = 0);
 
 }  // namespace cudal1
