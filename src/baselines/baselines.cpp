@@ -8,6 +8,7 @@
 #include "core/paths.h"
 #include "core/stats.h"
 #include "evaluator/evaluator.h"
+#include "evaluator/result.h"
 #include "evaluator/timing.h"
 #include "runner/python.h"
 #include "runner/worker.h"
@@ -79,7 +80,9 @@ namespace {
 // The compile baselines were first cached as compile_default and compile_reduce_overhead; keys
 // keep that spelling, so the same measurement keeps its cached answer.
 std::vector<std::string> names_as_first_cached(std::vector<std::string> names) {
-  for (auto& n : names) n = n == "compile" ? "compile_default" : n == "compile_ro" ? "compile_reduce_overhead" : n;
+  for (auto& n : names)
+    for (const RenamedBaseline& r : kRenamedBaselines)
+      if (n == r.now) n = r.earlier;
   return names;
 }
 

@@ -76,8 +76,8 @@ json EvalResult::to_json() const {
 }
 
 std::string canonical_baseline_name(const std::string& name) {
-  if (name == "compile_default") return "compile";
-  if (name == "compile_reduce_overhead") return "compile_ro";
+  for (const RenamedBaseline& r : kRenamedBaselines)
+    if (name == r.earlier) return r.now;
   return name;
 }
 

@@ -21,8 +21,14 @@ Status status_from_name(const std::string& name);  // throws Error(internal) whe
 
 // The baselines' names in results: eager, compile (torch.compile's default mode), compile_ro
 // (its reduce-overhead mode), cuda_graph, cudnn_autotune. Results and baseline sets written
-// before compile and compile_ro were named so said compile_default and compile_reduce_overhead;
-// this maps those to today's names and returns any other name as it is.
+// before compile and compile_ro were named so used the earlier names below.
+struct RenamedBaseline {
+  const char* earlier;
+  const char* now;
+};
+inline constexpr RenamedBaseline kRenamedBaselines[] = {{"compile_default", "compile"},
+                                                        {"compile_reduce_overhead", "compile_ro"}};
+// Today's name for an earlier one; any other name as it is.
 std::string canonical_baseline_name(const std::string& name);
 
 enum class Severity { block, warn, info };
