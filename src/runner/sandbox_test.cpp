@@ -159,6 +159,14 @@ TEST(Sandbox, ReachesNoUnixSocketOrVsockOfTheHost) {
                                "    c.settimeout(3)\n"
                                "    c.connect(" + json(path.string()).dump() + ")\n"
                                "    return 'connected'\n"
+                               "def seqpacket():\n"
+                               "    c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)\n"
+                               "    c.settimeout(3)\n"
+                               "    try:\n"
+                               "        c.connect(" + json(path.string()).dump() + ")\n"
+                               "    except OSError as e:\n"
+                               "        return 'opened, connect refused: ' + type(e).__name__\n"
+                               "    return 'connected'\n"
                                "def vsock():\n"
                                "    socket.socket(40, socket.SOCK_STREAM)\n"
                                "    return 'opened'\n"
@@ -170,9 +178,12 @@ TEST(Sandbox, ReachesNoUnixSocketOrVsockOfTheHost) {
                                "    x, y = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
                                "    x.sendto(b'hello', " + json(log_path.string()).dump() + ")\n"
                                "    return 'sent'\n"
-                               "report(unix=attempt(unix), vsock=attempt(vsock), pair=attempt(pair), datagrams=attempt(datagrams))\n");
+                               "report(unix=attempt(unix), seqpacket=attempt(seqpacket), vsock=attempt(vsock), pair=attempt(pair),\n"
+                               "       datagrams=attempt(datagrams))\n");
   close(s), close(log);
   EXPECT_EQ(r["unix"], "refused: OSError") << r.dump();
+  // The kind the CUDA driver needs opens, and reaches no stream service (EPROTOTYPE).
+  EXPECT_EQ(r["seqpacket"], "opened, connect refused: OSError") << r.dump();
   EXPECT_EQ(r["vsock"], "refused: OSError") << r.dump();
   EXPECT_EQ(r["datagrams"], "refused: PermissionError") << "a datagram end can send to any path it sees";
   EXPECT_EQ(r["pair"], "ping") << "a connected pair with no name is how a candidate's own processes talk";

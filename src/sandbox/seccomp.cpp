@@ -35,9 +35,13 @@ constexpr const char* kRefused[] = {
 // own loopback (netlink is how a library lists its interfaces). A path-named Unix socket is
 // reached through the filesystem, which no namespace closes: a read-only bind still lets a process
 // connect to any world-writable socket it can see (a system bus, a journal, a database), so
-// socket(AF_UNIX) is refused; socketpair, a connected pair with no name, stays for streams. vsock
-// reaches the hypervisor's host across every namespace.
-constexpr int kSocketFamilies[] = {AF_INET, AF_INET6, AF_NETLINK};
+// socket(AF_UNIX) is refused for streams and datagrams. Sequenced packets stay: the CUDA driver
+// opens two such sockets in cuInit and fails without them (seen on the H100, driver 580), and
+// one reaches only a listener of the same type, which no common host service is. socketpair, a
+// connected pair with no name, stays for streams. vsock reaches the hypervisor's host across
+// every namespace.
+constexpr int kSocketFamilies[] = {AF_INET, AF_INET6, AF_NETLINK, AF_UNIX};
+constexpr int kRefusedUnixTypes[] = {SOCK_STREAM, SOCK_DGRAM};
 constexpr int kFamilyLimit = 64;  // above AF_MAX (46 on Linux 6.x); higher values are refused as one
 constexpr scmp_datum_t kSocketTypeMask = 0xf;  // the type without SOCK_CLOEXEC and SOCK_NONBLOCK
 
@@ -71,6 +75,10 @@ std::string build() {
   }
   if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_GE, scmp_datum_t(kFamilyLimit))); rc < 0)
     throw fail("refuse socket families past the last", rc);
+  for (int type : kRefusedUnixTypes)
+    if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 2, SCMP_A0(SCMP_CMP_EQ, scmp_datum_t(AF_UNIX)),
+                                  SCMP_A1(SCMP_CMP_MASKED_EQ, kSocketTypeMask, scmp_datum_t(type))); rc < 0)
+      throw fail("refuse Unix stream and datagram sockets", rc);
   // A datagram end of a pair can still send to a path (sendto): only connected streams stay.
   if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socketpair), 1,
                                 SCMP_A1(SCMP_CMP_MASKED_EQ, kSocketTypeMask, scmp_datum_t(SOCK_DGRAM))); rc < 0)
