@@ -1,12 +1,12 @@
 // report/bench_carried_rows: reading an earlier bench JSON's rows, and the reports' note on them.
 #include "report/bench_carried_rows.h"
-#include "report/bench_names.h"
 
 #include <cstdint>
 #include <fstream>
 
 #include "core/error.h"
 #include "evaluator/options.h"
+#include "report/bench_names.h"
 
 namespace cudal1 {
 
