@@ -92,6 +92,22 @@ export MAX_JOBS=${MAX_JOBS:-4}
   echo "sandbox: $(bash scripts/sandbox_probe.sh "${CUDAL1_BWRAP:-}" | grep -c '^yes') checks pass, $(bash scripts/sandbox_probe.sh "${CUDAL1_BWRAP:-}" | grep '^no' | tr '\n' ';')"
 } | tee "$out/gpu.txt"
 
+# One bundled candidate through the whole sandbox on the GPU (about 10 s) before any stage: a
+# sandbox rule that stops the CUDA driver (it once refused the Unix sockets cuInit opens) then
+# costs this check, not a call's worth of evaluations that all fail. PREFLIGHT=0 skips it.
+if [ "${PREFLIGHT:-1}" != 0 ]; then
+  t0=$SECONDS
+  pre=$(timeout 180 "$bin/cudal1" eval --task tests/fixtures/tasks/scale_add.py \
+    --candidate tests/fixtures/candidates/ok_scale_add_alpha.py --device cuda --no-timing --no-store --json 2>&1)
+  if grep -q '"accepted":true' <<<"$pre"; then
+    echo "cuda in the sandbox: a bundled candidate accepted in $((SECONDS - t0)) s" | tee -a "$out/gpu.txt"
+  else
+    { echo "cuda in the sandbox: a bundled candidate was not accepted; no stage runs:"; tail -c 1500 <<<"$pre"; } |
+      tee -a "$out/gpu.txt"
+    exit 1
+  fi
+fi
+
 stages=${STAGES:-tests bench tasks}
 has() { [[ " $stages " == *" $1 "* ]]; }
 # Seconds left until DEADLINE seconds after this script started (unpacking and the sandbox's
