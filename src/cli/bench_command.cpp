@@ -9,6 +9,7 @@
 #include <numeric>
 #include <optional>
 
+#include "baselines/baselines.h"
 #include "cli/commands.h"
 #include "cli/device_option.h"
 #include "cli/error_first_lines.h"
@@ -193,6 +194,13 @@ void print_summary(const json& bench) {
   if (!mixed.empty()) std::cout << mixed_provenance_note(mixed) << "\n";
 }
 
+// The reports' baseline columns: eager, then every baseline in its order.
+json shown_baselines() {
+  json names = json::array({"eager"});
+  for (const std::string& n : baseline_names()) names.push_back(n);
+  return names;
+}
+
 void run_bench(const BenchArgs& a) {
   if (a.jsonl.empty() == a.folder.empty())
     throw Error(ErrorKind::usage, "name the kernel set once", "use --jsonl CUDA-L1.jsonl or --folder DIR (with --suite)");
@@ -200,8 +208,8 @@ void run_bench(const BenchArgs& a) {
   fs::path suite = a.suite.empty() ? default_suite_dir() : fs::path(a.suite);
   std::vector<QueueJob> jobs =
       a.jsonl.empty() ? jobs_from_folder(a.folder, suite, a.sample) : jobs_from_cuda_l1(a.jsonl, a.levels, work);
-  if (a.jsonl.empty() && !a.levels.empty())
-    std::erase_if(jobs, [&](const QueueJob& j) { return a.levels.find(std::to_string(j.meta.value("level", 0))) == std::string::npos; });
+  if (a.jsonl.empty())
+    std::erase_if(jobs, [&](const QueueJob& j) { return !level_selected(a.levels, j.meta.value("level", 0)); });
   if (a.limit && jobs.size() > a.limit) jobs.resize(a.limit);
   if (jobs.empty()) throw Error(ErrorKind::input, "no candidate to score", "check the file (and --levels)");
   std::unique_ptr<Store> store = open_store(a.db, false);  // the store is what makes a run resumable
@@ -296,7 +304,7 @@ void run_bench(const BenchArgs& a) {
                 {"suite", a.jsonl.empty() ? suite.string() : "the rows' ref_code"}, {"kernel_set", set},
                 {"provenance", provenance}, {"mixed_provenance", pooled.mixed}, {"rows", rows},
                 {"carried_rows", {{"count", taken}, {"files", a.rows_from}}},
-                {"baselines", json::array({"eager", "compile", "compile_ro", "cuda_graph", "cudnn_autotune"})}};
+                {"baselines", shown_baselines()}};
   if (!a.html.empty()) std::ofstream(a.html) << bench_html(bench);
   if (!a.markdown.empty()) std::ofstream(a.markdown) << bench_markdown(bench);
   if (a.json_out) {

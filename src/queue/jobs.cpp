@@ -46,6 +46,10 @@ std::vector<QueueJob> jobs_from_pairs(const std::string& file) {
   return jobs;
 }
 
+bool level_selected(const std::string& levels, int level) {
+  return levels.empty() || levels.find(std::to_string(level)) != std::string::npos;
+}
+
 std::vector<QueueJob> jobs_from_cuda_l1(const std::string& jsonl, const std::string& levels, const fs::path& work) {
   // CUDA-L1's own measurements, by the names cudal1 gives its baselines.
   static const std::pair<const char*, const char*> kClaims[] = {
@@ -57,7 +61,7 @@ std::vector<QueueJob> jobs_from_cuda_l1(const std::string& jsonl, const std::str
   std::vector<QueueJob> jobs;
   for (auto& row : read_cuda_l1(jsonl)) {
     if (row.error || row.text("custom_code").empty()) continue;
-    if (!levels.empty() && levels.find(std::to_string(row.level)) == std::string::npos) continue;
+    if (!level_selected(levels, row.level)) continue;
     QueueJob j;
     j.id = row.name;
     j.options.task_path = write_row_file(row, work, "task.py", row.text("ref_code")).string();

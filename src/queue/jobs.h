@@ -16,6 +16,10 @@ namespace cudal1 {
 // that is neither, or whose task is not found.
 std::vector<QueueJob> jobs_from_pairs(const std::string& file);
 
+// Whether `level` is among `levels`, digits as --levels gives them ("12": levels 1 and 2); an
+// empty `levels` takes every level.
+bool level_selected(const std::string& levels, int level);
+
 // Each row with a custom_code whose level is in `levels` (empty: all), its task and candidate
 // written under `work`. Each job's meta: {"level", "claimed": {baseline: speedup}} from the
 // row's score_* fields (what CUDA-L1's authors measured).

@@ -1,7 +1,6 @@
 #include "queue/kernelbench_run.h"
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <regex>
 #include <set>
@@ -15,14 +14,6 @@ namespace fs = std::filesystem;
 namespace cudal1 {
 
 namespace {
-
-// The number a KernelBench task file's name starts with ("23_Softmax" -> 23), else 0.
-int problem_number(const std::string& stem) {
-  std::size_t digits = 0;
-  while (digits < stem.size() && digits < 6 && std::isdigit(static_cast<unsigned char>(stem[digits]))) ++digits;
-  if (digits == 0 || digits >= stem.size() || stem[digits] != '_') return 0;
-  return std::stoi(stem.substr(0, digits));
-}
 
 std::string listed(const std::vector<std::string>& names) {
   std::string out;
@@ -52,7 +43,7 @@ std::vector<QueueJob> jobs_from_kernelbench_run(const fs::path& dir, const fs::p
                                  "KernelBench/ folder, with level1/, level2/, level3/)";
   std::map<std::pair<int, int>, std::vector<TaskEntry>> tasks;  // (level, problem) -> tasks
   for (auto& t : discover_tasks(suite))
-    if (int p = problem_number(t.path.stem().string())) tasks[{t.level, p}].push_back(t);
+    if (int p = split_task_stem(t.path.stem().string()).number) tasks[{t.level, p}].push_back(t);
 
   std::map<std::string, QueueJob> by_task;  // in task order
   std::vector<std::string> unmatched, ambiguous;

@@ -23,6 +23,15 @@ struct TaskEntry {
   std::filesystem::path path;
 };
 
+// A task's file name split at the number KernelBench starts it with: "28_log_softmax" ->
+// {28, "log_softmax"}; a name without one (or with more digits than an int holds) keeps number
+// 0, and `rest` is the name after any leading digits and their '_'.
+struct TaskStem {
+  int number = 0;
+  std::string rest;
+};
+TaskStem split_task_stem(const std::string& stem);
+
 // $CUDAL1_TASKS_DIR, else the source tree's tasks/.
 std::filesystem::path default_suite_dir();
 

@@ -13,12 +13,7 @@ namespace cudal1 {
 namespace {
 
 // "28_log_softmax" -> "log_softmax": what the task is called without its place in the level.
-std::string short_name(const TaskEntry& t) {
-  std::string stem = t.name.substr(t.name.find('/') + 1);
-  std::size_t digits = 0;
-  while (digits < stem.size() && std::isdigit(static_cast<unsigned char>(stem[digits]))) ++digits;
-  return digits > 0 && digits < stem.size() && stem[digits] == '_' ? stem.substr(digits + 1) : stem;
-}
+std::string short_name(const TaskEntry& t) { return split_task_stem(t.name.substr(t.name.find('/') + 1)).rest; }
 
 std::string stem_of(const TaskEntry& t) { return t.name.substr(t.name.find('/') + 1); }
 
@@ -75,6 +70,13 @@ std::vector<TaskEntry> matches(const std::vector<TaskEntry>& all, const std::str
 }
 
 }  // namespace
+
+TaskStem split_task_stem(const std::string& stem) {
+  std::size_t digits = 0;
+  while (digits < stem.size() && std::isdigit(static_cast<unsigned char>(stem[digits]))) ++digits;
+  if (digits == 0 || digits >= stem.size() || stem[digits] != '_') return {0, stem};
+  return {digits <= 9 ? std::stoi(stem.substr(0, digits)) : 0, stem.substr(digits + 1)};
+}
 
 TaskEntry find_task(const fs::path& suite, const std::string& name_or_path) {
   if (fs::is_regular_file(name_or_path))

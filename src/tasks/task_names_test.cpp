@@ -83,3 +83,15 @@ TEST(TaskNames, TheDocumentedExamplesResolveInTheBundledSuite) {
             std::string::npos)
       << e.message();
 }
+
+TEST(TaskNames, AStemSplitsAtItsKernelBenchNumber) {
+  EXPECT_EQ(split_task_stem("28_log_softmax").number, 28);
+  EXPECT_EQ(split_task_stem("28_log_softmax").rest, "log_softmax");
+  EXPECT_EQ(split_task_stem("01_scale_add").number, 1);
+  EXPECT_EQ(split_task_stem("softmax").number, 0);
+  EXPECT_EQ(split_task_stem("softmax").rest, "softmax");
+  EXPECT_EQ(split_task_stem("12abc").rest, "12abc");  // digits not followed by '_': no number
+  EXPECT_EQ(split_task_stem("12").number, 0);
+  EXPECT_EQ(split_task_stem("12345678901_big").number, 0);  // more than an int holds
+  EXPECT_EQ(split_task_stem("12345678901_big").rest, "big");
+}
